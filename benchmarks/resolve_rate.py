@@ -1,0 +1,113 @@
+"""Resolve every GPU of the knowledge base on every OS for each framework set; report the rate.
+
+    .venv/bin/python benchmarks/resolve_rate.py [--limit N]
+
+Also times `gpuenv resolve` end to end (interpreter start-up included) against `python -c pass`,
+since a resolve must cost a small multiple of the interpreter's own start-up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+
+from gpuenv.describe import describe_machine
+from gpuenv.machine import Driver, Gpu, Machine, OSInfo
+from gpuenv.recipes import load_knowledge_base
+from gpuenv.resolve import ResolveError, resolve
+
+FRAMEWORK_SETS = (
+    ("torch",),
+    ("tensorflow",),
+    ("jax",),
+    ("torch", "tensorflow"),
+    ("torch", "tensorflow", "jax"),
+)
+OSES = ("linux", "windows", "wsl")
+
+
+def machines(limit: int | None) -> list[Machine]:
+    kb = load_knowledge_base()
+    out = []
+    gpus = kb.gpus[:limit] if limit else kb.gpus
+    for record in gpus:
+        for os_name in OSES:
+            base = describe_machine(kb, gpu=None, driver=None, os_name=os_name, arch="x86_64")
+            gpu = Gpu(
+                record.name,
+                record.compute_capability,
+                pci_id=f"10de:{record.pci_ids[0]}" if record.pci_ids else None,
+            )
+            driver = "580.95.05" if os_name == "linux" else "581.57"
+            out.append(
+                Machine(
+                    os=OSInfo(base.os.family, base.os.name, wsl=base.os.wsl),
+                    arch="x86_64",
+                    platform=base.platform,
+                    driver=Driver(driver),
+                    gpus=(gpu,),
+                )
+            )
+    return out
+
+
+def time_in_process(limit: int | None) -> None:
+    kb = load_knowledge_base()
+    ms = machines(limit)
+    for frameworks in FRAMEWORK_SETS:
+        start = time.perf_counter()
+        failures = 0
+        for m in ms:
+            try:
+                resolve(m, frameworks, kb=kb)
+            except ResolveError:
+                failures += 1
+        elapsed = time.perf_counter() - start
+        print(
+            f"{'+'.join(frameworks):<24} {len(ms):>5} machines  {len(ms) / elapsed:8.0f} resolves/s"
+            f"  ({elapsed * 1000 / len(ms):.2f} ms each, {failures} infeasible)"
+        )
+
+
+def time_cli(runs: int = 7) -> None:
+    def measure(cmd: list[str]) -> float:
+        samples = []
+        for _ in range(runs):
+            start = time.perf_counter()
+            subprocess.run(cmd, check=True, capture_output=True)
+            samples.append(time.perf_counter() - start)
+        return statistics.median(samples)
+
+    base = measure([sys.executable, "-c", "pass"])
+    cli = measure(
+        [
+            sys.executable,
+            "-m",
+            "gpuenv",
+            "resolve",
+            "torch",
+            "tensorflow",
+            "--gpu",
+            "GeForce GTX 1080 Ti",
+            "--driver",
+            "535.183.01",
+            "--os",
+            "linux",
+            "--json",
+        ]
+    )
+    print(
+        f"python -c pass: {base * 1000:.0f} ms; gpuenv resolve (CLI, median of {runs}): {cli * 1000:.0f} ms"
+        f" = {cli / base:.1f}x the interpreter's start-up"
+    )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--limit", type=int, help="only the first N GPUs")
+    args = parser.parse_args()
+    time_in_process(args.limit)
+    time_cli()

@@ -1,0 +1,66 @@
+"""The flags that name the machine to plan for: a file, a description, or this machine."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Optional, TypeVar
+
+import click
+
+from gpuenv.describe import OS_CHOICES, describe_machine, load_machine_file
+from gpuenv.machine import Machine, MachineError
+from gpuenv.recipes import KnowledgeBase
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def machine_options(func: F) -> F:
+    options = [
+        click.option(
+            "--machine",
+            "machine_file",
+            type=click.Path(path_type=Path),
+            help="A Machine JSON file (`gpuenv detect --json > m.json`).",
+        ),
+        click.option(
+            "--gpu", help='Describe the GPU: a name ("GeForce 940M") or a compute capability (6.1).'
+        ),
+        click.option("--driver", help="Describe the NVIDIA driver version (457.49, 535.183.01)."),
+        click.option(
+            "--os",
+            "os_name",
+            type=click.Choice(OS_CHOICES, case_sensitive=False),
+            help="Describe the OS.",
+        ),
+        click.option("--arch", help="Describe the CPU architecture (x86_64, aarch64, arm64)."),
+        click.option(
+            "--gpu-index",
+            type=int,
+            help="Plan for this GPU (default: the lowest compute capability).",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def machine_from_options(
+    kb: KnowledgeBase,
+    *,
+    machine_file: Optional[Path],
+    gpu: Optional[str],
+    driver: Optional[str],
+    os_name: Optional[str],
+    arch: Optional[str],
+) -> Machine:
+    described = any(v is not None for v in (gpu, driver, os_name, arch))
+    if machine_file is not None:
+        if described:
+            raise MachineError("--machine and --gpu/--driver/--os/--arch exclude each other")
+        return load_machine_file(machine_file)
+    if described:
+        return describe_machine(kb, gpu=gpu, driver=driver, os_name=os_name, arch=arch)
+    from gpuenv.detect import detect_machine  # only when observing this machine
+
+    return detect_machine()

@@ -1,0 +1,80 @@
+"""`gpuenv resolve` and `gpuenv explain`: the stack that runs on a machine, and why."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import click
+
+from gpuenv.commands.machine_options import machine_from_options, machine_options
+from gpuenv.recipes import load_knowledge_base
+from gpuenv.resolve import Plan, resolve
+from gpuenv.resolve.report import render
+
+
+def _plan(
+    requirements: tuple[str, ...],
+    machine_file: Optional[Path],
+    gpu: Optional[str],
+    driver: Optional[str],
+    os_name: Optional[str],
+    arch: Optional[str],
+    gpu_index: Optional[int],
+    python: Optional[str],
+    no_gpu: bool,
+    require_gpu: bool,
+) -> Plan:
+    kb = load_knowledge_base()
+    machine = machine_from_options(
+        kb, machine_file=machine_file, gpu=gpu, driver=driver, os_name=os_name, arch=arch
+    )
+    return resolve(
+        machine,
+        requirements or ("torch",),
+        kb=kb,
+        python=python,
+        no_gpu=no_gpu,
+        require_gpu=require_gpu,
+        gpu_index=gpu_index,
+    )
+
+
+def _common(func):  # type: ignore[no-untyped-def]
+    func = click.option(
+        "--require-gpu", is_flag=True, help="Fail unless every framework gets the GPU."
+    )(func)
+    func = click.option(
+        "--no-gpu", is_flag=True, help="Plan for the CPU even if a GPU is present."
+    )(func)
+    func = click.option("--python", help="Pin the Python version (3.10).")(func)
+    func = machine_options(func)
+    return click.argument("requirements", nargs=-1)(func)
+
+
+@click.command("resolve")
+@_common
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the Plan as JSON (for `gpuenv lock --plan`)."
+)
+@click.option("-v", "--verbose", is_flag=True, help="Also list the rejected candidates and why.")
+def resolve_command(
+    requirements: tuple[str, ...], as_json: bool, verbose: bool, **opts: object
+) -> None:
+    """Pick the newest stack that runs on the machine: REQUIREMENTS like torch, 'tensorflow>=2.11', jax.
+
+    With no requirements, plans PyTorch.
+    """
+    plan = _plan(requirements, **opts)  # type: ignore[arg-type]
+    if as_json:
+        click.echo(plan.dumps(), nl=False)
+    else:
+        click.echo(render(plan, explain=verbose))
+
+
+@click.command("explain")
+@_common
+def explain_command(requirements: tuple[str, ...], **opts: object) -> None:
+    """Like resolve, and list every rejected candidate with the rule that rejected it."""
+    plan = _plan(requirements, **opts)  # type: ignore[arg-type]
+    click.echo(render(plan, explain=True))

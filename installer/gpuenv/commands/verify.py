@@ -1,0 +1,63 @@
+"""`gpuenv verify`: does the environment do what its plan promised? Probes run inside it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Optional
+
+import click
+
+from gpuenv.verify import Expectations, VerifyError, verify_environment
+
+VERIFY_FAILED_EXIT = 1  # the environment does not do what its plan promised
+USAGE_EXIT = 2
+
+
+def load_expectations(path: Path) -> Expectations:
+    """An Expectations JSON file, or a Plan JSON file (`gpuenv resolve --json`)."""
+    try:
+        return Expectations.from_json(json.loads(path.read_text(encoding="utf-8")))
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise click.UsageError(
+            f"--expect-json {path}: not an Expectations or Plan file ({exc})"
+        ) from exc
+
+
+def run_verify(python: Path, expectations: Optional[Expectations], as_json: bool,
+               timeout: float) -> int:
+    """Verify, print the report (stdout) and one verdict line (stderr); the exit status."""
+    try:
+        report = verify_environment(python, expectations, timeout=timeout)
+    except VerifyError as exc:
+        click.echo(f"gpuenv: error: {exc}", err=True)
+        return USAGE_EXIT
+    if as_json:
+        click.echo(json.dumps(report.to_json(), indent=2))
+    else:
+        click.echo(report.render())
+    if report.ok:
+        return 0
+    failed = [f.name for f in report.frameworks if not f.ok] or ["the environment"]
+    first = next((p for f in report.frameworks for p in f.problems), None)
+    first = first or (report.problems[0] if report.problems else "see the report")
+    click.echo(f"gpuenv: verify failed for {', '.join(failed)}: {first}", err=True)
+    return VERIFY_FAILED_EXIT
+
+
+@click.command("verify")
+@click.option("--python", "python", type=click.Path(path_type=Path, dir_okay=False),
+              help="The environment's interpreter to verify.")
+@click.option("--expect-json", "expect_json", type=click.Path(path_type=Path, dir_okay=False),
+              help="What it should do: an Expectations or Plan JSON (default: CPU works).")
+@click.option("--json", "as_json", is_flag=True, help="Print the Report as JSON.")
+@click.option("--timeout", type=click.FloatRange(min=1), default=120.0, show_default=True,
+              help="Seconds each framework's probe may take.")
+@click.pass_context
+def verify(ctx: click.Context, python: Optional[Path], expect_json: Optional[Path],
+           as_json: bool, timeout: float) -> None:
+    """Check that an environment's frameworks import, see the GPU they should, and compute."""
+    if python is None:
+        raise click.UsageError("give the environment's interpreter: --python PATH")
+    expectations = load_expectations(expect_json) if expect_json else None
+    ctx.exit(run_verify(python, expectations, as_json, timeout))

@@ -1,0 +1,119 @@
+"""Machines described rather than detected: `--gpu NAME|CC --driver VER --os ... --arch ...`.
+
+Lab admins resolve and lock for machines they are not sitting at; CI locks for Windows from
+Linux. Anything not described is taken from nothing (no GPU, no driver), never from the machine
+gpuenv happens to run on, except the CPU architecture default.
+"""
+
+from __future__ import annotations
+
+import platform as _platform
+from pathlib import Path
+from typing import Optional
+
+from gpuenv.machine import (
+    Driver,
+    Gpu,
+    Machine,
+    MachineError,
+    OSInfo,
+    conda_platform,
+    normalize_arch,
+    parse_compute_capability,
+    parse_driver_version,
+)
+from gpuenv.recipes import KnowledgeBase, major_minor
+from gpuenv.resolve.target import lookup_gpu
+
+OS_CHOICES = ("linux", "windows", "wsl", "macos")
+
+
+def load_machine_file(path: Path) -> Machine:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise MachineError(f"cannot read machine file {path}: {exc.strerror or exc}") from exc
+    return Machine.loads(text)
+
+
+def describe_machine(
+    kb: KnowledgeBase,
+    *,
+    gpu: Optional[str],
+    driver: Optional[str],
+    os_name: Optional[str],
+    arch: Optional[str],
+) -> Machine:
+    """A Machine from command-line flags; the GPU may be a name or a compute capability."""
+    os_key = (os_name or "linux").lower()
+    if os_key not in OS_CHOICES:
+        raise MachineError(f"--os {os_name!r}: expected one of {', '.join(OS_CHOICES)}")
+    family = "linux" if os_key == "wsl" else os_key
+    default_arch = "arm64" if family == "macos" else _platform.machine() or "x86_64"
+    cpu = normalize_arch(arch or default_arch)
+    notes: list[str] = []
+    gpus: tuple[Gpu, ...] = ()
+    if gpu:
+        gpus = (_describe_gpu(kb, gpu),)
+    drv: Optional[Driver] = None
+    if driver:
+        parse_driver_version(driver)
+        drv = Driver(version=driver.strip())
+    elif gpus and family != "macos":
+        assumed = _assumed_driver(kb, gpus[0], windows=family == "windows" or os_key == "wsl")
+        if assumed:
+            drv = Driver(version=assumed)
+            notes.append(
+                f"no --driver given: assumed driver {assumed}, the newest this GPU can run"
+            )
+    if family == "macos" and gpus:
+        raise MachineError("--gpu with --os macos: NVIDIA GPUs have no CUDA support on macOS")
+    return Machine(
+        os=OSInfo(
+            family=family,
+            name={"windows": "Windows", "wsl": "WSL2", "macos": "macOS"}.get(os_key, "Linux"),
+            wsl=os_key == "wsl",
+        ),
+        arch=cpu,
+        platform=conda_platform(family, cpu),
+        glibc=None,
+        driver=drv,
+        gpus=gpus,
+        notes=tuple(notes),
+    )
+
+
+def _describe_gpu(kb: KnowledgeBase, text: str) -> Gpu:
+    try:
+        cc = parse_compute_capability(text)
+    except MachineError:
+        record = lookup_gpu(kb, text)
+        return Gpu(
+            name=record.name,
+            compute_capability=record.compute_capability,
+            pci_id=f"10de:{record.pci_ids[0]}" if record.pci_ids else None,
+            source="described (--gpu), compute capability from knowledge base",
+        )
+    if kb.generation_for(cc) is None:
+        raise MachineError(
+            f"--gpu {text}: compute capability {cc} belongs to no known GPU generation"
+        )
+    return Gpu(
+        name=f"GPU with compute capability {cc}", compute_capability=cc, source="described (--gpu)"
+    )
+
+
+def _assumed_driver(kb: KnowledgeBase, gpu: Gpu, *, windows: bool) -> Optional[str]:
+    """The newest driver the knowledge base knows that this GPU's generation still runs."""
+    gen = kb.generation_for(gpu.compute_capability) if gpu.compute_capability else None
+    key = "min_driver_windows" if windows else "min_driver_linux"
+    best: Optional[str] = None
+    for toolkit in kb.toolkits.values():
+        value = str(getattr(toolkit, key))
+        if gen and gen.max_cuda:
+            mm = tuple(int(p) for p in major_minor(toolkit.version).split("."))
+            if mm > tuple(int(p) for p in gen.max_cuda.split(".")):
+                continue
+        if best is None or parse_driver_version(value) > parse_driver_version(best):
+            best = value
+    return best

@@ -1,0 +1,235 @@
+"""The Machine: what detect observes and what resolve plans for.
+
+Plain frozen dataclasses with `to_json`/`from_json`, so a Machine can be detected on one
+computer and resolved or locked on another (`gpuenv detect --json > m.json`).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+OS_FAMILIES = ("linux", "windows", "macos")
+ARCHES = ("x86_64", "aarch64", "arm64")
+
+
+class MachineError(ValueError):
+    """A Machine description that cannot be used (bad JSON, unknown OS, ...)."""
+
+
+def conda_platform(os_family: str, arch: str) -> str:
+    """The conda subdir for an OS family and CPU architecture (e.g. linux-64, osx-arm64)."""
+    arch = normalize_arch(arch)
+    if os_family == "linux":
+        return "linux-64" if arch == "x86_64" else "linux-aarch64"
+    if os_family == "windows":
+        if arch != "x86_64":
+            return "win-arm64"
+        return "win-64"
+    if os_family == "macos":
+        return "osx-64" if arch == "x86_64" else "osx-arm64"
+    raise MachineError(f"unknown OS family {os_family!r}; expected one of {', '.join(OS_FAMILIES)}")
+
+
+def normalize_arch(arch: str) -> str:
+    """Fold the many spellings of a CPU architecture into x86_64 or aarch64."""
+    a = arch.strip().lower()
+    if a in ("x86_64", "amd64", "x64", "x86-64"):
+        return "x86_64"
+    if a in ("aarch64", "arm64", "armv8", "armv8l"):
+        return "aarch64"
+    raise MachineError(f"unknown CPU architecture {arch!r}; expected x86_64 or aarch64/arm64")
+
+
+@dataclass(frozen=True)
+class OSInfo:
+    family: str  # linux | windows | macos
+    name: str = ""  # e.g. "Windows 10", "Ubuntu 22.04.4 LTS", "macOS 14.5"
+    version: str = ""  # e.g. "10.0.19045", "22.04", "14.5"
+    wsl: bool = False  # Linux under WSL2: the driver is the Windows host's
+    windows_build: Optional[int] = None  # the Windows build (native, or WSL2's host when known)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "family": self.family,
+            "name": self.name,
+            "version": self.version,
+            "wsl": self.wsl,
+            "windows_build": self.windows_build,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> OSInfo:
+        family = data.get("family")
+        if family not in OS_FAMILIES:
+            raise MachineError(f"os.family must be one of {', '.join(OS_FAMILIES)}, got {family!r}")
+        build = data.get("windows_build")
+        return cls(
+            family=family,
+            name=str(data.get("name") or ""),
+            version=str(data.get("version") or ""),
+            wsl=bool(data.get("wsl", False)),
+            windows_build=int(build) if build is not None else None,
+        )
+
+
+@dataclass(frozen=True)
+class Gpu:
+    name: str
+    compute_capability: Optional[str]  # "X.Y", or None when no source could tell
+    memory_mib: Optional[int] = None
+    pci_id: Optional[str] = None  # "10de:1347" (vendor:device), lower-case hex
+    source: str = ""  # which probe (and knowledge-base lookup) gave these facts
+    index: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "name": self.name,
+            "compute_capability": self.compute_capability,
+            "memory_mib": self.memory_mib,
+            "pci_id": self.pci_id,
+            "source": self.source,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Gpu:
+        if not data.get("name"):
+            raise MachineError("every GPU needs a name")
+        cc = data.get("compute_capability")
+        if cc is not None:
+            cc = parse_compute_capability(str(cc))
+        mem = data.get("memory_mib")
+        return cls(
+            name=str(data["name"]),
+            compute_capability=cc,
+            memory_mib=int(mem) if mem is not None else None,
+            pci_id=data.get("pci_id"),
+            source=str(data.get("source") or ""),
+            index=int(data.get("index", 0)),
+        )
+
+
+@dataclass(frozen=True)
+class Driver:
+    version: str  # NVIDIA's form: "457.49", "535.183.01"
+    cuda: Optional[str] = None  # highest CUDA version the driver supports, "12.2"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": self.version, "cuda": self.cuda}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Driver:
+        version = str(data.get("version") or "")
+        parse_driver_version(version)
+        cuda = data.get("cuda")
+        return cls(version=version, cuda=str(cuda) if cuda else None)
+
+
+@dataclass(frozen=True)
+class PythonInfo:
+    version: str  # "3.11.7"
+    path: str
+    source: str = ""  # running, py-launcher, path, uv
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": self.version, "path": self.path, "source": self.source}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PythonInfo:
+        return cls(
+            version=str(data["version"]),
+            path=str(data.get("path") or ""),
+            source=str(data.get("source") or ""),
+        )
+
+
+@dataclass(frozen=True)
+class Machine:
+    os: OSInfo
+    arch: str  # x86_64 | aarch64
+    platform: str  # conda subdir
+    glibc: Optional[str] = None
+    pythons: tuple[PythonInfo, ...] = ()
+    driver: Optional[Driver] = None
+    gpus: tuple[Gpu, ...] = ()
+    notes: tuple[str, ...] = field(default=())  # what probes could not tell, and why
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "os": self.os.to_json(),
+            "arch": self.arch,
+            "platform": self.platform,
+            "glibc": self.glibc,
+            "pythons": [p.to_json() for p in self.pythons],
+            "driver": self.driver.to_json() if self.driver else None,
+            "gpus": [g.to_json() for g in self.gpus],
+            "notes": list(self.notes),
+        }
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), indent=2, sort_keys=False) + "\n"
+
+    @classmethod
+    def from_json(cls, data: Any) -> Machine:
+        if not isinstance(data, dict):
+            raise MachineError("a Machine is a JSON object (the output of `gpuenv detect --json`)")
+        try:
+            os_info = OSInfo.from_json(data.get("os") or {})
+            arch = normalize_arch(str(data.get("arch") or ""))
+            platform = str(data.get("platform") or conda_platform(os_info.family, arch))
+            driver = Driver.from_json(data["driver"]) if data.get("driver") else None
+            gpus = tuple(
+                Gpu.from_json({**g, "index": g.get("index", i)})
+                for i, g in enumerate(data.get("gpus") or [])
+            )
+            pythons = tuple(PythonInfo.from_json(p) for p in data.get("pythons") or [])
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise MachineError(f"malformed Machine JSON: {exc}") from exc
+        return cls(
+            os=os_info,
+            arch=arch,
+            platform=platform,
+            glibc=data.get("glibc"),
+            pythons=pythons,
+            driver=driver,
+            gpus=gpus,
+            notes=tuple(str(n) for n in data.get("notes") or []),
+        )
+
+    @classmethod
+    def loads(cls, text: str) -> Machine:
+        try:
+            return cls.from_json(json.loads(text))
+        except json.JSONDecodeError as exc:
+            raise MachineError(f"not valid JSON: {exc}") from exc
+
+
+def parse_compute_capability(text: str) -> str:
+    """Normalise "8.6", "86", "sm_86" to "8.6"; raise MachineError otherwise."""
+    t = text.strip().lower().removeprefix("sm_").removeprefix("compute_")
+    if "." in t:
+        major, _, minor = t.partition(".")
+    elif t.isdigit() and len(t) in (2, 3):
+        major, minor = t[:-1], t[-1]
+    else:
+        raise MachineError(f"not a compute capability: {text!r} (expected X.Y, e.g. 8.6)")
+    if not (major.isdigit() and minor.isdigit()):
+        raise MachineError(f"not a compute capability: {text!r} (expected X.Y, e.g. 8.6)")
+    return f"{int(major)}.{int(minor)}"
+
+
+def cc_tuple(cc: str) -> tuple[int, int]:
+    major, _, minor = cc.partition(".")
+    return int(major), int(minor)
+
+
+def parse_driver_version(text: str) -> tuple[int, ...]:
+    """NVIDIA driver versions are dotted integers: 457.49, 535.183.01, 580.65.06."""
+    parts = text.strip().split(".")
+    if len(parts) < 2 or not all(p.isdigit() for p in parts):
+        raise MachineError(
+            f"not an NVIDIA driver version: {text!r} (expected e.g. 457.49 or 535.183.01)"
+        )
+    return tuple(int(p) for p in parts)

@@ -1,0 +1,567 @@
+"""Loading the knowledge base (`recipes/`) into typed, immutable records.
+
+The loader is strict about structure (a missing required field is an error that names the file
+and row) but cheap: resolve calls it on every run. Deeper consistency checks live in
+`gpuenv.recipes_check`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+import re
+import sys
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Optional
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.9/3.10 only
+    import tomli as tomllib
+
+from packaging.version import InvalidVersion, Version
+
+from gpuenv import cache
+from gpuenv.machine import cc_tuple
+
+PLATFORMS = ("linux-64", "linux-aarch64", "win-64", "osx-64", "osx-arm64")
+FRAMEWORK_FILES = {"torch": "pytorch.toml", "tensorflow": "tensorflow.toml", "jax": "jax.toml"}
+RECIPES_ENV = "GPUENV_RECIPES"
+
+
+class RecipeError(ValueError):
+    """The knowledge base is malformed: names the file and the row."""
+
+
+@dataclass(frozen=True)
+class Sourced:
+    source: str
+    verified: bool
+    note: str
+
+
+@dataclass(frozen=True)
+class ArchSet:
+    name: str
+    sass: tuple[str, ...]
+    ptx: tuple[str, ...]
+    provenance: Sourced
+
+
+@dataclass(frozen=True)
+class Build:
+    variant: str
+    platforms: tuple[str, ...]
+    cuda: Optional[str]
+    cudnn: Optional[str]
+    archs: Optional[ArchSet]
+    index: Optional[str]
+    local: str
+    pypi_default: tuple[str, ...]
+    package: Optional[str]
+    extra: Optional[str]
+    pip_libs: tuple[str, ...]
+    conda_libs: tuple[str, ...]
+    companions: tuple[str, ...]
+    broken_on: tuple[str, ...]
+    provenance: Sourced
+
+    @property
+    def is_gpu(self) -> bool:
+        return self.cuda is not None
+
+
+@dataclass(frozen=True)
+class Release:
+    framework: str
+    version: str
+    released: Optional[dt.date]
+    python: dict[str, tuple[str, ...]]
+    companions: tuple[str, ...]
+    package: Optional[str]
+    related: dict[str, str]  # torchvision, torchaudio, jaxlib: companion releases of the project
+    builds: tuple[Build, ...]
+    builds_complete: bool  # false: only some builds could be verified; absence proves nothing
+    provenance: Sourced
+
+    @property
+    def parsed_version(self) -> Version:
+        return Version(self.version)
+
+
+@dataclass(frozen=True)
+class Framework:
+    name: str
+    releases: tuple[Release, ...]  # newest first
+    archsets: dict[str, ArchSet]
+    file: str
+
+
+@dataclass(frozen=True)
+class CudaMajor:
+    major: int
+    min_driver_linux: str
+    min_driver_windows: str
+    provenance: Sourced
+
+
+@dataclass(frozen=True)
+class Toolkit:
+    version: str
+    min_driver_linux: str
+    min_driver_windows: str
+    sass: tuple[str, ...]
+    released: Optional[dt.date]
+    provenance: Sourced
+
+
+@dataclass(frozen=True)
+class Generation:
+    name: str
+    compute_capabilities: tuple[str, ...]
+    last_driver_branch: Optional[str]
+    max_cuda: Optional[str]
+    provenance: Sourced
+
+
+@dataclass(frozen=True)
+class CudnnRelease:
+    version: str
+    cuda_majors: tuple[int, ...]
+    min_compute_capability: Optional[str]
+    pip: tuple[str, ...]
+    provenance: Sourced
+
+
+@dataclass(frozen=True)
+class GpuRecord:
+    name: str
+    aliases: tuple[str, ...]
+    pci_ids: tuple[str, ...]
+    compute_capability: str
+    architecture: str
+    chip: str
+    kind: str
+    provenance: Sourced
+
+
+class AmbiguousGpu(LookupError):
+    """A name shared by chips of different compute capability."""
+
+    def __init__(self, name: str, candidates: tuple[GpuRecord, ...]) -> None:
+        self.name = name
+        self.candidates = candidates
+        options = ", ".join(
+            sorted(
+                {
+                    f"{c.compute_capability} ({c.chip}, PCI {'/'.join(c.pci_ids)})"
+                    for c in candidates
+                }
+            )
+        )
+        super().__init__(
+            f"{name!r} is sold with different chips: {options}; pass the compute capability"
+            " (e.g. --gpu 3.5) or describe the machine with its PCI id"
+        )
+
+
+@dataclass
+class KnowledgeBase:
+    root: Path
+    frameworks: dict[str, Framework]
+    cuda_majors: dict[int, CudaMajor]
+    toolkits: dict[str, Toolkit]
+    generations: tuple[Generation, ...]
+    cudnn: dict[str, CudnnRelease]
+    gpus: tuple[GpuRecord, ...]
+    digest: str
+    _by_pci: dict[str, list[GpuRecord]] = field(default_factory=dict, repr=False)
+    _by_name: dict[str, list[GpuRecord]] = field(default_factory=dict, repr=False)
+
+    def __post_init__(self) -> None:
+        for gpu in self.gpus:
+            for pci in gpu.pci_ids:
+                self._by_pci.setdefault(pci, []).append(gpu)
+            for name in (gpu.name, *gpu.aliases):
+                self._by_name.setdefault(normalize_gpu_name(name), []).append(gpu)
+
+    # --- GPUs -------------------------------------------------------------------------------
+    def find_gpu(
+        self, name: Optional[str] = None, pci_id: Optional[str] = None
+    ) -> Optional[GpuRecord]:
+        """The GPU by PCI device id first (unambiguous), then by name; None when unknown.
+
+        Raises AmbiguousGpu when only a name is known and it covers chips of different compute
+        capability (GeForce GT 730 is Fermi, or Kepler).
+        """
+        if pci_id:
+            device = pci_id.lower().split(":")[-1].removeprefix("0x").zfill(4)
+            hits = self._by_pci.get(device, [])
+            if hits:
+                return _pick(hits, name)
+        if not name:
+            return None
+        hits = self._lookup_name(name)
+        if not hits:
+            return None
+        if len({h.compute_capability for h in hits}) > 1:
+            raise AmbiguousGpu(name, tuple(hits))
+        return hits[0]
+
+    def _lookup_name(self, name: str) -> list[GpuRecord]:
+        key = normalize_gpu_name(name)
+        if key in self._by_name:
+            return self._by_name[key]
+        # Reported names carry suffixes the tables leave out ("A100-SXM4-80GB", "with Max-Q
+        # Design"): take the longest known name whose words all appear, in order.
+        words = key.split()
+        best: list[GpuRecord] = []
+        best_len = 0
+        for known, records in self._by_name.items():
+            known_words = known.split()
+            if (
+                len(known_words) > best_len
+                and _has_model_number(known_words)
+                and _is_subsequence(known_words, words)
+            ):
+                best, best_len = records, len(known_words)
+        return best
+
+    def generation_for(self, cc: str) -> Optional[Generation]:
+        for gen in self.generations:
+            if cc in gen.compute_capabilities:
+                return gen
+        major = cc_tuple(cc)[0]
+        for gen in self.generations:
+            if any(cc_tuple(c)[0] == major for c in gen.compute_capabilities):
+                return gen
+        return None
+
+    # --- CUDA -------------------------------------------------------------------------------
+    def toolkit(self, version: str) -> Optional[Toolkit]:
+        return self.toolkits.get(major_minor(version))
+
+    def framework(self, name: str) -> Framework:
+        try:
+            return self.frameworks[name]
+        except KeyError:
+            known = ", ".join(sorted(self.frameworks))
+            raise RecipeError(f"unknown framework {name!r}; known: {known}") from None
+
+
+def _pick(hits: list[GpuRecord], name: Optional[str]) -> GpuRecord:
+    if name and len(hits) > 1:
+        key = normalize_gpu_name(name)
+        for hit in hits:
+            if key in {normalize_gpu_name(n) for n in (hit.name, *hit.aliases)}:
+                return hit
+    return hits[0]
+
+
+def _is_subsequence(needle: list[str], haystack: list[str]) -> bool:
+    it = iter(haystack)
+    return all(word in it for word in needle)
+
+
+def _has_model_number(words: list[str]) -> bool:
+    # A bare family word ("geforce", "quadro") must never match a whole product.
+    return any(any(ch.isdigit() for ch in w) for w in words)
+
+
+_NAME_NOISE = re.compile(r"\b(nvidia|\(r\)|\(tm\)|corporation)\b|[®™]")
+
+
+def normalize_gpu_name(name: str) -> str:
+    text = _NAME_NOISE.sub(" ", name.lower())
+    text = text.replace("-", " ").replace("_", " ").replace("(", " ").replace(")", " ")
+    return " ".join(text.split())
+
+
+def major_minor(version: str) -> str:
+    parts = version.split(".")
+    return ".".join(parts[:2])
+
+
+# --- loading ---------------------------------------------------------------------------------
+
+
+def recipes_dir() -> Path:
+    """Where the knowledge base lives: $GPUENV_RECIPES, the installed copy, or the checkout."""
+    override = os.environ.get(RECIPES_ENV)
+    if override:
+        return Path(override)
+    here = Path(__file__).resolve().parent
+    packaged = here / "_recipes"
+    if packaged.is_dir():
+        return packaged
+    return here.parent.parent / "recipes"
+
+
+@lru_cache(maxsize=4)
+def load_knowledge_base(root: Optional[Path] = None) -> KnowledgeBase:
+    """The knowledge base, parsed once per content: TOML parsing is most of resolve's time, so
+    the parsed form is cached (keyed by a hash of every file) in gpuenv's cache folder."""
+    root = Path(root) if root is not None else recipes_dir()
+    if not root.is_dir():
+        raise RecipeError(f"knowledge base not found at {root} (set {RECIPES_ENV} to its folder)")
+    raws = {path.name: path.read_bytes() for path in sorted(root.glob("*.toml"))}
+    digest = hashlib.sha256()
+    for name, raw in raws.items():
+        digest.update(name.encode() + b"\0" + raw)
+    key = digest.hexdigest()
+    cached = cache.read_pickle("recipes", key)
+    if isinstance(cached, KnowledgeBase) and cached.digest == key:
+        return cached
+    kb = _parse(root, raws, key)
+    cache.write_pickle("recipes", key, kb)
+    return kb
+
+
+def _parse(root: Path, raws: dict[str, bytes], digest: str) -> KnowledgeBase:
+    docs: dict[str, dict[str, Any]] = {}
+    for name, raw in raws.items():
+        try:
+            docs[name] = tomllib.loads(raw.decode("utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise RecipeError(f"{root / name}: not valid TOML: {exc}") from exc
+
+    frameworks = {
+        name: _load_framework(name, fname, docs[fname])
+        for name, fname in FRAMEWORK_FILES.items()
+        if fname in docs
+    }
+    cuda = docs.get("cuda.toml", {})
+    cudnn = docs.get("cudnn.toml", {})
+    gpus = docs.get("gpus.toml", {})
+    return KnowledgeBase(
+        root=root,
+        frameworks=frameworks,
+        cuda_majors={
+            m.major: m
+            for m in (
+                _cuda_major(r, _where("cuda.toml", "major", i, r))
+                for i, r in enumerate(cuda.get("major", []))
+            )
+        },
+        toolkits={
+            t.version: t
+            for t in (
+                _toolkit(r, _where("cuda.toml", "toolkit", i, r))
+                for i, r in enumerate(cuda.get("toolkit", []))
+            )
+        },
+        generations=tuple(
+            _generation(r, _where("cuda.toml", "generation", i, r))
+            for i, r in enumerate(cuda.get("generation", []))
+        ),
+        cudnn={
+            c.version: c
+            for c in (
+                _cudnn(r, _where("cudnn.toml", "release", i, r))
+                for i, r in enumerate(cudnn.get("release", []))
+            )
+        },
+        gpus=tuple(
+            _gpu(r, _where("gpus.toml", "gpu", i, r)) for i, r in enumerate(gpus.get("gpu", []))
+        ),
+        digest=digest,
+    )
+
+
+def _where(fname: str, table: str, index: int, row: dict[str, Any]) -> str:
+    label = row.get("version") or row.get("name") or row.get("major") or row.get("variant")
+    return f"{fname} [[{table}]] #{index + 1}" + (f" ({label})" if label else "")
+
+
+def _req(row: dict[str, Any], key: str, where: str) -> Any:
+    if key not in row:
+        raise RecipeError(f"{where}: missing required field {key!r}")
+    return row[key]
+
+
+def _str(row: dict[str, Any], key: str, where: str) -> str:
+    value = _req(row, key, where)
+    if not isinstance(value, (str, int)) or isinstance(value, bool):
+        raise RecipeError(f"{where}: {key!r} must be a string, got {value!r}")
+    return str(value)
+
+
+def _opt_str(row: dict[str, Any], key: str, where: str) -> Optional[str]:
+    if row.get(key) is None:
+        return None
+    return _str(row, key, where)
+
+
+def _strs(row: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
+    value = row.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise RecipeError(f"{where}: {key!r} must be a list of strings, got {value!r}")
+    return tuple(value)
+
+
+def _date(row: dict[str, Any], key: str, where: str) -> Optional[dt.date]:
+    value = row.get(key)
+    if value is None:
+        return None
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    raise RecipeError(f"{where}: {key!r} must be a TOML date (YYYY-MM-DD), got {value!r}")
+
+
+def _sourced(row: dict[str, Any], where: str) -> Sourced:
+    source = _str(row, "source", where).strip()
+    if not source:
+        raise RecipeError(f"{where}: 'source' is empty; every row cites its primary source")
+    verified = row.get("verified", True)
+    if not isinstance(verified, bool):
+        raise RecipeError(f"{where}: 'verified' must be true or false")
+    return Sourced(source=source, verified=verified, note=str(row.get("note") or ""))
+
+
+def _load_framework(name: str, fname: str, doc: dict[str, Any]) -> Framework:
+    declared = doc.get("framework")
+    if declared != name:
+        raise RecipeError(f"{fname}: framework = {declared!r}, expected {name!r}")
+    archsets: dict[str, ArchSet] = {}
+    for key, row in (doc.get("archsets") or {}).items():
+        where = f"{fname} [archsets.{key}]"
+        archsets[key] = ArchSet(
+            name=key,
+            sass=_strs(row, "sass", where),
+            ptx=_strs(row, "ptx", where),
+            provenance=_sourced(row, where),
+        )
+    releases = [
+        _release(name, row, archsets, _where(fname, "release", i, row))
+        for i, row in enumerate(doc.get("release", []))
+    ]
+    releases.sort(key=lambda r: r.parsed_version, reverse=True)
+    return Framework(name=name, releases=tuple(releases), archsets=archsets, file=fname)
+
+
+_RELATED = ("torchvision", "torchaudio", "jaxlib")
+
+
+def _release(
+    framework: str, row: dict[str, Any], archsets: dict[str, ArchSet], where: str
+) -> Release:
+    version = _str(row, "version", where)
+    try:
+        Version(version)
+    except InvalidVersion as exc:
+        raise RecipeError(f"{where}: {exc}") from exc
+    python_table = row.get("python") or {}
+    if not isinstance(python_table, dict):
+        raise RecipeError(f"{where}: 'python' must be a table of platform = [versions]")
+    python: dict[str, tuple[str, ...]] = {}
+    for platform in python_table:
+        if platform not in PLATFORMS:
+            raise RecipeError(f"{where}: unknown platform {platform!r} in python")
+        python[platform] = _strs(python_table, platform, f"{where} python")
+    builds = tuple(
+        _build(b, archsets, f"{where} build #{j + 1} ({b.get('variant')})")
+        for j, b in enumerate(row.get("build", []))
+    )
+    return Release(
+        framework=framework,
+        version=version,
+        released=_date(row, "released", where),
+        python=python,
+        companions=_strs(row, "companions", where),
+        package=_opt_str(row, "package", where),
+        related={k: str(row[k]) for k in _RELATED if row.get(k)},
+        builds=builds,
+        builds_complete=bool(row.get("builds_complete", True)),
+        provenance=_sourced(row, where),
+    )
+
+
+def _build(row: dict[str, Any], archsets: dict[str, ArchSet], where: str) -> Build:
+    cuda = _opt_str(row, "cuda", where)
+    archs_key = _opt_str(row, "archs", where)
+    if cuda and not archs_key:
+        raise RecipeError(f"{where}: a CUDA build needs 'archs' (its compiled architectures)")
+    if archs_key and archs_key not in archsets:
+        raise RecipeError(f"{where}: archs {archs_key!r} is not an [archsets] entry")
+    platforms = _strs(row, "platforms", where)
+    for p in (*platforms, *_strs(row, "pypi_default", where)):
+        if p not in PLATFORMS:
+            raise RecipeError(f"{where}: unknown platform {p!r}")
+    return Build(
+        variant=_str(row, "variant", where),
+        platforms=platforms,
+        cuda=cuda,
+        cudnn=_opt_str(row, "cudnn", where),
+        archs=archsets[archs_key] if archs_key else None,
+        index=_opt_str(row, "index", where),
+        local=str(row.get("local") or ""),
+        pypi_default=_strs(row, "pypi_default", where),
+        package=_opt_str(row, "package", where),
+        extra=_opt_str(row, "extra", where),
+        pip_libs=_strs(row, "pip_libs", where),
+        conda_libs=_strs(row, "conda_libs", where),
+        companions=_strs(row, "companions", where),
+        broken_on=_strs(row, "broken_on", where),
+        provenance=_sourced(row, where),
+    )
+
+
+def _cuda_major(row: dict[str, Any], where: str) -> CudaMajor:
+    return CudaMajor(
+        major=int(_req(row, "major", where)),
+        min_driver_linux=_str(row, "min_driver_linux", where),
+        min_driver_windows=_str(row, "min_driver_windows", where),
+        provenance=_sourced(row, where),
+    )
+
+
+def _toolkit(row: dict[str, Any], where: str) -> Toolkit:
+    return Toolkit(
+        version=_str(row, "version", where),
+        min_driver_linux=_str(row, "min_driver_linux", where),
+        min_driver_windows=_str(row, "min_driver_windows", where),
+        sass=_strs(row, "sass", where),
+        released=_date(row, "released", where),
+        provenance=_sourced(row, where),
+    )
+
+
+def _generation(row: dict[str, Any], where: str) -> Generation:
+    return Generation(
+        name=_str(row, "name", where),
+        compute_capabilities=_strs(row, "compute_capabilities", where),
+        last_driver_branch=_opt_str(row, "last_driver_branch", where),
+        max_cuda=_opt_str(row, "max_cuda", where),
+        provenance=_sourced(row, where),
+    )
+
+
+def _cudnn(row: dict[str, Any], where: str) -> CudnnRelease:
+    majors = row.get("cuda_majors", [])
+    if not isinstance(majors, list) or not all(isinstance(m, int) for m in majors):
+        raise RecipeError(f"{where}: 'cuda_majors' must be a list of integers")
+    return CudnnRelease(
+        version=_str(row, "version", where),
+        cuda_majors=tuple(majors),
+        min_compute_capability=_opt_str(row, "min_compute_capability", where),
+        pip=_strs(row, "pip", where),
+        provenance=_sourced(row, where),
+    )
+
+
+def _gpu(row: dict[str, Any], where: str) -> GpuRecord:
+    return GpuRecord(
+        name=_str(row, "name", where),
+        aliases=_strs(row, "aliases", where),
+        pci_ids=tuple(p.lower() for p in _strs(row, "pci_ids", where)),
+        compute_capability=_str(row, "compute_capability", where),
+        architecture=_str(row, "architecture", where),
+        chip=str(row.get("chip") or ""),
+        kind=str(row.get("kind") or ""),
+        provenance=_sourced(row, where),
+    )

@@ -1,0 +1,213 @@
+"""`gpuenv recipes check`: consistency of the knowledge base beyond what loading enforces.
+
+Each finding is an error (the data is wrong or unusable) or a warning (worth a look).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from packaging.requirements import InvalidRequirement, Requirement
+
+from gpuenv.machine import MachineError, parse_compute_capability, parse_driver_version
+from gpuenv.recipes import KnowledgeBase, Sourced, major_minor
+
+_PCI = re.compile(r"^[0-9a-f]{4}$")
+_PY = re.compile(r"^3\.\d{1,2}$")
+
+
+@dataclass(frozen=True)
+class Finding:
+    level: str  # error | warning
+    where: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.level}: {self.where}: {self.message}"
+
+
+def check(kb: KnowledgeBase) -> list[Finding]:
+    findings: list[Finding] = []
+    findings += _check_cuda(kb)
+    findings += _check_gpus(kb)
+    for fw in kb.frameworks.values():
+        findings += _check_framework(kb, fw.name)
+    return findings
+
+
+def _provenance(where: str, p: Sourced) -> list[Finding]:
+    if not p.verified and not p.note:
+        return [Finding("error", where, "verified = false needs a note saying what is uncertain")]
+    return []
+
+
+def _cc(where: str, value: str) -> list[Finding]:
+    try:
+        if parse_compute_capability(value.rstrip("af")) != value.rstrip("af"):
+            return [Finding("error", where, f"compute capability {value!r} is not in X.Y form")]
+    except MachineError as exc:
+        return [Finding("error", where, str(exc))]
+    return []
+
+
+def _driver(where: str, value: str) -> list[Finding]:
+    try:
+        parse_driver_version(value)
+    except MachineError as exc:
+        return [Finding("error", where, str(exc))]
+    return []
+
+
+def _check_cuda(kb: KnowledgeBase) -> list[Finding]:
+    out: list[Finding] = []
+    for m in kb.cuda_majors.values():
+        where = f"cuda.toml major {m.major}"
+        out += _provenance(where, m.provenance)
+        out += _driver(where, m.min_driver_linux) + _driver(where, m.min_driver_windows)
+    for t in kb.toolkits.values():
+        where = f"cuda.toml toolkit {t.version}"
+        out += _provenance(where, t.provenance)
+        out += _driver(where, t.min_driver_linux) + _driver(where, t.min_driver_windows)
+        for cc in t.sass:
+            out += _cc(where, cc)
+        if int(t.version.split(".")[0]) not in kb.cuda_majors:
+            out.append(Finding("error", where, "its major has no [[major]] row"))
+    seen: dict[str, str] = {}
+    for g in kb.generations:
+        where = f"cuda.toml generation {g.name}"
+        out += _provenance(where, g.provenance)
+        for cc in g.compute_capabilities:
+            out += _cc(where, cc)
+            if cc in seen:
+                out.append(Finding("error", where, f"{cc} is also in {seen[cc]}"))
+            seen[cc] = g.name
+    for c in kb.cudnn.values():
+        where = f"cudnn.toml release {c.version}"
+        out += _provenance(where, c.provenance)
+        if c.min_compute_capability:
+            out += _cc(where, c.min_compute_capability)
+    if not kb.cuda_majors or not kb.toolkits or not kb.generations:
+        out.append(
+            Finding("error", "cuda.toml", "needs [[major]], [[toolkit]] and [[generation]] rows")
+        )
+    return out
+
+
+def _check_gpus(kb: KnowledgeBase) -> list[Finding]:
+    out: list[Finding] = []
+    generations = {g.name for g in kb.generations}
+    by_pci: dict[str, str] = {}
+    for gpu in kb.gpus:
+        where = f"gpus.toml {gpu.name!r}"
+        out += _provenance(where, gpu.provenance)
+        out += _cc(where, gpu.compute_capability)
+        if gpu.architecture not in generations:
+            out.append(
+                Finding(
+                    "error", where, f"architecture {gpu.architecture!r} is no cuda.toml generation"
+                )
+            )
+        else:
+            gen = next(g for g in kb.generations if g.name == gpu.architecture)
+            if gpu.compute_capability not in gen.compute_capabilities:
+                out.append(
+                    Finding(
+                        "error",
+                        where,
+                        f"{gpu.compute_capability} is not a {gen.name} compute capability",
+                    )
+                )
+        for pci in gpu.pci_ids:
+            if not _PCI.match(pci):
+                out.append(
+                    Finding("error", where, f"PCI id {pci!r} is not 4 lower-case hex digits")
+                )
+            previous = by_pci.get(pci)
+            if previous and previous != gpu.compute_capability:
+                out.append(
+                    Finding(
+                        "error",
+                        where,
+                        f"PCI id {pci} is also listed with compute capability {previous}",
+                    )
+                )
+            by_pci[pci] = gpu.compute_capability
+    if not kb.gpus:
+        out.append(Finding("error", "gpus.toml", "no [[gpu]] rows"))
+    return out
+
+
+def _check_framework(kb: KnowledgeBase, name: str) -> list[Finding]:
+    fw = kb.frameworks[name]
+    out: list[Finding] = []
+    used: set[str] = set()
+    for key, archset in fw.archsets.items():
+        where = f"{fw.file} archsets.{key}"
+        out += _provenance(where, archset.provenance)
+        for cc in (*archset.sass, *archset.ptx):
+            out += _cc(where, cc)
+    versions: set[str] = set()
+    for rel in fw.releases:
+        where = f"{fw.file} {name} {rel.version}"
+        if rel.version in versions:
+            out.append(Finding("error", where, "duplicate release"))
+        versions.add(rel.version)
+        out += _provenance(where, rel.provenance)
+        if rel.released is None:
+            out.append(
+                Finding("warning", where, "no release date (needed to lock 'as of' the release)")
+            )
+        for platform, pys in rel.python.items():
+            for py in pys:
+                if not _PY.match(py):
+                    out.append(Finding("error", where, f"python.{platform}: {py!r} is not 3.X"))
+        out += _requirements(where, "companions", rel.companions)
+        for build in rel.builds:
+            bwhere = f"{where} [{build.variant}]"
+            out += _provenance(bwhere, build.provenance)
+            out += _requirements(bwhere, "pip_libs", build.pip_libs)
+            out += _requirements(bwhere, "companions", build.companions)
+            if build.archs:
+                used.add(build.archs.name)
+            for p in build.pypi_default:
+                if p not in build.platforms:
+                    out.append(
+                        Finding("error", bwhere, f"pypi_default {p} is not among its platforms")
+                    )
+            for p in build.platforms:
+                if not rel.python.get(p):
+                    out.append(
+                        Finding(
+                            "error",
+                            bwhere,
+                            f"built for {p}, but the release lists no Python for it",
+                        )
+                    )
+            if build.cuda:
+                if kb.toolkit(build.cuda) is None:
+                    out.append(
+                        Finding(
+                            "warning", bwhere, f"CUDA {build.cuda} has no cuda.toml toolkit row"
+                        )
+                    )
+                if build.cudnn and major_minor(build.cudnn) not in kb.cudnn:
+                    out.append(
+                        Finding("warning", bwhere, f"cuDNN {build.cudnn} has no cudnn.toml row")
+                    )
+            for cc in build.broken_on:
+                out += _cc(bwhere, cc)
+    for key in fw.archsets:
+        if key not in used:
+            out.append(Finding("warning", f"{fw.file} archsets.{key}", "not used by any build"))
+    return out
+
+
+def _requirements(where: str, field: str, texts: tuple[str, ...]) -> list[Finding]:
+    out = []
+    for text in texts:
+        try:
+            Requirement(text)
+        except InvalidRequirement as exc:
+            out.append(Finding("error", where, f"{field}: {text!r} is not a requirement ({exc})"))
+    return out

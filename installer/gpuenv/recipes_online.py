@@ -1,0 +1,153 @@
+"""`gpuenv recipes check --online`: the knowledge base against what the index publishes.
+
+Reads the configured index's simple API (PEP 691 JSON, PEP 503 HTML as a fallback) and compares
+release lists and, per platform, the Python versions that have wheels.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from typing import Optional
+
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+from packaging.version import InvalidVersion, Version
+
+from gpuenv.recipes import KnowledgeBase, Release
+from gpuenv.recipes_check import Finding
+
+JSON_ACCEPT = "application/vnd.pypi.simple.v1+json, text/html;q=0.1"
+_HREF = re.compile(r'href="([^"]+)"', re.I)
+
+
+def platform_of(tag_platform: str) -> tuple[str, ...]:
+    if (
+        tag_platform.startswith(("manylinux", "linux", "musllinux"))
+        and "musllinux" not in tag_platform
+    ):
+        if tag_platform.endswith("x86_64"):
+            return ("linux-64",)
+        if tag_platform.endswith("aarch64"):
+            return ("linux-aarch64",)
+    if tag_platform == "win_amd64":
+        return ("win-64",)
+    if tag_platform.startswith("macosx"):
+        if tag_platform.endswith("universal2"):
+            return ("osx-64", "osx-arm64")
+        if tag_platform.endswith("x86_64"):
+            return ("osx-64",)
+        if tag_platform.endswith("arm64"):
+            return ("osx-arm64",)
+    return ()
+
+
+def wheel_pythons(filenames: Iterable[str]) -> dict[Version, dict[str, set[str]]]:
+    """version -> platform -> {"3.11", ...} from wheel file names (free-threaded builds left out)."""
+    out: dict[Version, dict[str, set[str]]] = {}
+    for name in filenames:
+        if not name.endswith(".whl"):
+            continue
+        try:
+            _, version, _, tags = parse_wheel_filename(name)
+        except (InvalidWheelFilename, InvalidVersion):
+            continue
+        for tag in tags:
+            if not tag.interpreter.startswith("cp") or tag.abi.endswith("t"):
+                continue
+            digits = tag.interpreter[2:]
+            py = f"{digits[0]}.{digits[1:]}"
+            for platform in platform_of(tag.platform):
+                out.setdefault(version, {}).setdefault(platform, set()).add(py)
+    return out
+
+
+def fetch_filenames(index_url: str, project: str, timeout: float = 30.0) -> list[str]:
+    import requests  # only the online check needs it
+
+    url = f"{index_url.rstrip('/')}/{project}/"
+    response = requests.get(url, headers={"Accept": JSON_ACCEPT}, timeout=timeout)
+    response.raise_for_status()
+    if "json" in response.headers.get("Content-Type", ""):
+        return [f["filename"] for f in response.json().get("files", [])]
+    return [href.split("#")[0].rsplit("/", 1)[-1] for href in _HREF.findall(response.text)]
+
+
+def compare(kb: KnowledgeBase, index_url: str, fetch: Optional[object] = None) -> list[Finding]:
+    getter = fetch or fetch_filenames
+    findings: list[Finding] = []
+    for fw in kb.frameworks.values():
+        project = fw.name
+        try:
+            files = getter(index_url, project)  # type: ignore[operator]
+        except Exception as exc:
+            findings.append(
+                Finding("error", f"{fw.file}", f"could not read {project} from {index_url}: {exc}")
+            )
+            continue
+        published = wheel_pythons(files)
+        findings += _compare_framework(fw.file, project, fw.releases, published)
+    return findings
+
+
+def _compare_framework(
+    file: str,
+    project: str,
+    releases: tuple[Release, ...],
+    published: dict[Version, dict[str, set[str]]],
+) -> list[Finding]:
+    out: list[Finding] = []
+    known = {Version(r.version) for r in releases}
+    newest_known = max(known) if known else None
+    for version in sorted(published, reverse=True):
+        if (
+            newest_known
+            and version > newest_known
+            and not version.local
+            and not version.is_prerelease
+        ):
+            out.append(
+                Finding(
+                    "warning",
+                    file,
+                    f"{project} {version} is on the index but not in the knowledge base",
+                )
+            )
+    for rel in releases:
+        version = Version(rel.version)
+        on_index = published.get(version)
+        if (rel.package or project) != project:
+            continue
+        if on_index is None:
+            out.append(
+                Finding(
+                    "warning",
+                    f"{file} {rel.version}",
+                    f"no {project} {rel.version} wheels on the index",
+                )
+            )
+            continue
+        default_platforms = _default_index_platforms(rel)
+        for platform in sorted(default_platforms):
+            ours = set(rel.python.get(platform, ()))
+            theirs = on_index.get(platform, set())
+            if theirs and ours != theirs:
+                out.append(
+                    Finding(
+                        "error",
+                        f"{file} {rel.version} python.{platform}",
+                        f"knowledge base says {sorted(ours)}, the index has wheels for {sorted(theirs)}",
+                    )
+                )
+    return out
+
+
+def _default_index_platforms(rel: Release) -> set[str]:
+    """Platforms whose default-index wheels are one of this release's builds."""
+    out: set[str] = set()
+    for build in rel.builds:
+        if build.package and build.package != (rel.package or rel.framework):
+            continue
+        if build.index is None:
+            out.update(build.platforms)
+        out.update(build.pypi_default)
+    return out

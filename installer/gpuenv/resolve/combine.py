@@ -1,0 +1,116 @@
+"""Choosing one candidate per framework so that they can share one environment.
+
+Each framework's candidates are ranked best first (GPU builds before CPU builds, newer releases
+before older, newer CUDA before older). The search visits combinations in order of
+(frameworks left on the CPU, sum of ranks): incrementing one rank never lowers that key, so a
+best-first walk from all-zeros meets the best compatible combination first.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Optional
+
+from packaging.requirements import Requirement
+from packaging.version import InvalidVersion, Version
+
+from gpuenv.resolve.rules import Candidate
+
+MAX_VISITS = 200_000
+
+
+@dataclass(frozen=True)
+class Conflict:
+    message: str
+
+
+def common_pythons(chosen: Sequence[Candidate]) -> list[str]:
+    sets = [set(c.pythons) for c in chosen]
+    common = set.intersection(*sets) if sets else set()
+    return sorted(common, key=lambda v: tuple(int(p) for p in v.split(".")))
+
+
+def conflict(chosen: Sequence[Candidate]) -> Optional[Conflict]:
+    """Why these candidates cannot share one environment, or None."""
+    if len(chosen) > 1 and not common_pythons(chosen):
+        parts = "; ".join(f"{c.label}: {', '.join(c.pythons)}" for c in chosen)
+        return Conflict(f"no Python version in common ({parts})")
+    return _library_conflict(chosen)
+
+
+def _library_conflict(chosen: Sequence[Candidate]) -> Optional[Conflict]:
+    """Shared CUDA library wheels must admit one version (torch pins ==, TF pins ==)."""
+    by_name: dict[str, list[tuple[Candidate, Requirement]]] = {}
+    for cand in chosen:
+        for text in (*cand.build.pip_libs, *cand.companions):
+            try:
+                req = Requirement(text)
+            except ValueError:
+                continue
+            by_name.setdefault(req.name, []).append((cand, req))
+    for name, reqs in by_name.items():
+        owners = {c.label for c, _ in reqs}
+        if len(owners) < 2:
+            continue
+        pins = [s.version for _, r in reqs for s in r.specifier if s.operator == "=="]
+        for pin in pins:
+            try:
+                version = Version(pin)
+            except InvalidVersion:
+                continue
+            for cand, req in reqs:
+                if not req.specifier.contains(version, prereleases=True):
+                    return Conflict(
+                        f"{name}: {cand.label} needs {req.specifier}, another needs =={pin}"
+                    )
+    # Conda packages: one version per name in a conda environment.
+    conda: dict[str, tuple[str, str]] = {}
+    for cand in chosen:
+        for spec in cand.build.conda_libs:
+            name, _, version = spec.partition("=")
+            if name in conda and conda[name][0] != version:
+                return Conflict(
+                    f"conda {name}: {conda[name][1]} needs {conda[name][0]}, {cand.label} needs {version}"
+                )
+            conda[name] = (version, cand.label)
+    return None
+
+
+def best_combination(
+    ranked: Sequence[Sequence[Candidate]], gpu_counts: Sequence[int]
+) -> tuple[Optional[tuple[Candidate, ...]], list[Conflict]]:
+    """The best compatible combination, and the conflicts met on the way (for explain).
+
+    `gpu_counts[i]` says how many of `ranked[i]`'s leading candidates are GPU builds.
+    """
+    if any(len(r) == 0 for r in ranked):
+        return None, []
+    n = len(ranked)
+
+    def key(idx: tuple[int, ...]) -> tuple[int, int, tuple[int, ...]]:
+        on_cpu = sum(1 for i in range(n) if idx[i] >= gpu_counts[i] and gpu_counts[i] > 0)
+        return on_cpu, sum(idx), idx
+
+    start = (0,) * n
+    heap = [key(start)]
+    seen = {start}
+    conflicts: list[Conflict] = []
+    visits = 0
+    while heap and visits < MAX_VISITS:
+        _, _, idx = heapq.heappop(heap)
+        visits += 1
+        chosen = tuple(ranked[i][idx[i]] for i in range(n))
+        found = conflict(chosen)
+        if found is None:
+            return chosen, conflicts
+        if len(conflicts) < 20:
+            conflicts.append(found)
+        for i in range(n):
+            if idx[i] + 1 < len(ranked[i]):
+                nxt = (*idx[:i], idx[i] + 1, *idx[i + 1 :])
+                if nxt not in seen:
+                    seen.add(nxt)
+                    heapq.heappush(heap, key(nxt))
+    return None, conflicts

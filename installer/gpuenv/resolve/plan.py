@@ -1,0 +1,143 @@
+"""The Plan: resolve's output, lock's input (ARCHITECTURE.md: "Contracts")."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+PLAN_SCHEMA = 1
+
+
+@dataclass(frozen=True)
+class PipRequirement:
+    requirement: str  # "torch==2.7.1+cu118", "tensorflow[and-cuda]==2.15.1"
+    index: Optional[str] = None  # the index that publishes it; None: the user's default index
+
+    def to_json(self) -> dict[str, Any]:
+        return {"requirement": self.requirement, "index": self.index}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> PipRequirement:
+        return cls(requirement=str(data["requirement"]), index=data.get("index"))
+
+
+@dataclass(frozen=True)
+class FrameworkChoice:
+    name: str
+    version: str
+    variant: str
+    cuda: Optional[str]
+    cudnn: Optional[str]
+    package: str
+    released: Optional[str]
+    gpu: bool
+    related: dict[str, str] = field(default_factory=dict)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "variant": self.variant,
+            "cuda": self.cuda,
+            "cudnn": self.cudnn,
+            "package": self.package,
+            "released": self.released,
+            "gpu": self.gpu,
+            "related": dict(self.related),
+        }
+
+    @classmethod
+    def from_json(cls, name: str, data: dict[str, Any]) -> FrameworkChoice:
+        return cls(
+            name=name,
+            version=str(data["version"]),
+            variant=str(data["variant"]),
+            cuda=data.get("cuda"),
+            cudnn=data.get("cudnn"),
+            package=str(data.get("package") or name),
+            released=data.get("released"),
+            gpu=bool(data.get("gpu")),
+            related=dict(data.get("related") or {}),
+        )
+
+
+@dataclass(frozen=True)
+class RejectedCandidate:
+    candidate: str
+    rule: str
+    message: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"candidate": self.candidate, "rule": self.rule, "message": self.message}
+
+
+@dataclass(frozen=True)
+class Plan:
+    python: str
+    platform: str
+    accelerator: str  # cuda | cpu | mps
+    gpu: Optional[dict[str, Any]]
+    driver: Optional[str]
+    frameworks: dict[str, FrameworkChoice]
+    pip: tuple[PipRequirement, ...]
+    conda: tuple[str, ...]
+    companions: tuple[str, ...]
+    exclude_newer: Optional[str]  # resolve the rest "as of" the newest chosen release
+    warnings: tuple[str, ...]
+    reasons: tuple[str, ...]
+    fixes: tuple[str, ...]  # what would give a better stack (driver, WSL2, ...)
+    rejected: tuple[RejectedCandidate, ...]
+    knowledge_base: str
+
+    def to_json(self, *, with_rejected: bool = True) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "schema": PLAN_SCHEMA,
+            "python": self.python,
+            "platform": self.platform,
+            "accelerator": self.accelerator,
+            "gpu": self.gpu,
+            "driver": self.driver,
+            "frameworks": {k: v.to_json() for k, v in self.frameworks.items()},
+            "pip": [p.to_json() for p in self.pip],
+            "conda": list(self.conda),
+            "companions": list(self.companions),
+            "exclude_newer": self.exclude_newer,
+            "warnings": list(self.warnings),
+            "reasons": list(self.reasons),
+            "fixes": list(self.fixes),
+            "knowledge_base": self.knowledge_base,
+        }
+        if with_rejected:
+            data["rejected"] = [r.to_json() for r in self.rejected]
+        return data
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), indent=2) + "\n"
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Plan:
+        if data.get("schema") != PLAN_SCHEMA:
+            raise ValueError(f"unsupported plan schema {data.get('schema')!r}")
+        return cls(
+            python=str(data["python"]),
+            platform=str(data["platform"]),
+            accelerator=str(data["accelerator"]),
+            gpu=data.get("gpu"),
+            driver=data.get("driver"),
+            frameworks={
+                k: FrameworkChoice.from_json(k, v)
+                for k, v in (data.get("frameworks") or {}).items()
+            },
+            pip=tuple(PipRequirement.from_json(p) for p in data.get("pip") or []),
+            conda=tuple(data.get("conda") or []),
+            companions=tuple(data.get("companions") or []),
+            exclude_newer=data.get("exclude_newer"),
+            warnings=tuple(data.get("warnings") or []),
+            reasons=tuple(data.get("reasons") or []),
+            fixes=tuple(data.get("fixes") or []),
+            rejected=tuple(
+                RejectedCandidate(r["candidate"], r["rule"], r["message"])
+                for r in data.get("rejected") or []
+            ),
+            knowledge_base=str(data.get("knowledge_base") or ""),
+        )

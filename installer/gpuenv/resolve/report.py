@@ -1,0 +1,56 @@
+"""A Plan for people: the stack, why, and what to do when the GPU can't be used."""
+
+from __future__ import annotations
+
+from gpuenv.resolve.plan import Plan
+
+
+def render(plan: Plan, *, explain: bool = False) -> str:
+    lines = [
+        f"Python       {plan.python}",
+        f"Platform     {plan.platform}",
+        f"Accelerator  {plan.accelerator}" + _gpu_suffix(plan),
+    ]
+    for name, fw in plan.frameworks.items():
+        libs = []
+        if fw.cuda:
+            libs.append(f"CUDA {fw.cuda}")
+        if fw.cudnn:
+            libs.append(f"cuDNN {fw.cudnn}")
+        detail = f" ({', '.join(libs)})" if libs else " (CPU build)"
+        lines.append(f"{name:<12} {fw.version} [{fw.variant}]{detail}")
+    lines.append("")
+    lines.append("Install:")
+    for req in plan.pip:
+        index = f"   (index: {req.index})" if req.index else ""
+        lines.append(f"  pip   {req.requirement}{index}")
+    for spec in plan.conda:
+        lines.append(f"  conda {spec}   (conda-forge)")
+    for pin in plan.companions:
+        lines.append(f"  pin   {pin}")
+    lines.append("")
+    lines.append("Why:")
+    lines += [f"  - {r}" for r in plan.reasons]
+    if plan.warnings:
+        lines.append("")
+        lines.append("Warnings:")
+        lines += [f"  ! {w}" for w in plan.warnings]
+    if plan.fixes:
+        lines.append("")
+        lines.append("To get more out of this GPU:")
+        lines += [f"  > {f}" for f in plan.fixes]
+    if explain:
+        lines.append("")
+        lines.append("Rejected candidates (newest first):")
+        shown = [r for r in plan.rejected if r.rule != "requirement"]
+        skipped = len(plan.rejected) - len(shown)
+        lines += [f"  x {r.candidate:<32} {r.rule:<11} {r.message}" for r in shown]
+        if skipped:
+            lines.append(f"  ({skipped} more outside the requested version ranges)")
+    return "\n".join(lines)
+
+
+def _gpu_suffix(plan: Plan) -> str:
+    if plan.accelerator != "cuda" or not plan.gpu:
+        return ""
+    return f" on {plan.gpu['name']} (sm_{str(plan.gpu['compute_capability']).replace('.', '')})"

@@ -1,0 +1,72 @@
+"""Framework requirements as users type them: `torch`, `tensorflow>=2.11`, `jax==0.4.*`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+
+# What people type -> (framework, extra project installed beside it)
+_ALIASES: dict[str, tuple[str, str | None]] = {
+    "torch": ("torch", None),
+    "pytorch": ("torch", None),
+    "torchvision": ("torch", "torchvision"),
+    "torchaudio": ("torch", "torchaudio"),
+    "tensorflow": ("tensorflow", None),
+    "tensorflow-gpu": ("tensorflow", None),
+    "tensorflow-cpu": ("tensorflow", None),
+    "tf": ("tensorflow", None),
+    "jax": ("jax", None),
+    "jaxlib": ("jax", None),
+}
+
+
+class RequirementError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class FrameworkRequirement:
+    framework: str  # torch | tensorflow | jax
+    specifier: SpecifierSet
+    with_projects: tuple[str, ...]  # torchvision, torchaudio asked for by name
+    text: str
+
+    def allows(self, version: str) -> bool:
+        return self.specifier.contains(version, prereleases=False) or (
+            # an explicit pin of a pre-release still counts
+            bool(self.specifier)
+            and self.specifier.contains(version, prereleases=True)
+            and any(s.operator in ("==", "===") for s in self.specifier)
+        )
+
+
+def parse_requirements(texts: list[str] | tuple[str, ...]) -> tuple[FrameworkRequirement, ...]:
+    """Merge requirements per framework; unknown names and bad syntax are errors."""
+    merged: dict[str, FrameworkRequirement] = {}
+    for text in texts:
+        try:
+            req = Requirement(text)
+        except InvalidRequirement as exc:
+            raise RequirementError(f"not a requirement: {text!r} ({exc})") from exc
+        name = canonicalize_name(req.name)
+        if name not in _ALIASES:
+            known = ", ".join(sorted({v[0] for v in _ALIASES.values()}))
+            raise RequirementError(
+                f"unknown framework {req.name!r}: gpuenv plans GPU stacks for {known}"
+                " (and torchvision/torchaudio with torch)"
+            )
+        framework, project = _ALIASES[name]
+        previous = merged.get(framework)
+        # A torchvision/torchaudio version range is not a torch range: keep only torch's.
+        spec = req.specifier if project is None else SpecifierSet()
+        projects: tuple[str, ...] = (project,) if project else ()
+        if previous:
+            spec = previous.specifier & spec
+            projects = tuple(dict.fromkeys((*previous.with_projects, *projects)))
+            text = f"{previous.text}, {text}"
+        merged[framework] = FrameworkRequirement(framework, spec, projects, text)
+    order = {"torch": 0, "tensorflow": 1, "jax": 2}
+    return tuple(sorted(merged.values(), key=lambda r: order[r.framework]))

@@ -1,0 +1,276 @@
+"""The rules a candidate build must pass on a target; each says why when it fails.
+
+A candidate is one (release, build) of one framework. Rules are pure functions over the
+knowledge base and the target; the first failing rule rejects the candidate with its name and a
+sentence a person can act on.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+from packaging.requirements import Requirement
+from packaging.version import Version
+
+from gpuenv.machine import cc_tuple, parse_driver_version
+from gpuenv.recipes import Build, CudnnRelease, KnowledgeBase, Release, major_minor
+from gpuenv.resolve.requirements import FrameworkRequirement
+from gpuenv.resolve.target import Target
+
+WINDOWS_NATIVE_HINT = "use WSL2, where the Linux GPU build runs with this Windows driver"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    release: Release
+    build: Build
+    pythons: tuple[str, ...]  # Python versions usable on the target, oldest first
+    warnings: tuple[str, ...]
+    companions: tuple[str, ...]  # pins this candidate needs on this target
+
+    @property
+    def framework(self) -> str:
+        return self.release.framework
+
+    @property
+    def label(self) -> str:
+        return candidate_label(self.release, self.build)
+
+
+@dataclass(frozen=True)
+class Rejection:
+    framework: str
+    version: str
+    variant: str
+    rule: str
+    message: str
+    needs_driver: Optional[str] = None  # the driver that would lift this rejection, if only that
+
+    @property
+    def label(self) -> str:
+        return f"{self.framework} {self.version} [{self.variant}]"
+
+
+def candidate_label(release: Release, build: Build) -> str:
+    return f"{release.framework} {release.version} [{build.variant}]"
+
+
+def evaluate(
+    kb: KnowledgeBase, target: Target, req: FrameworkRequirement, release: Release, build: Build
+) -> Candidate | Rejection:
+    def reject(rule: str, message: str, needs_driver: Optional[str] = None) -> Rejection:
+        return Rejection(
+            release.framework, release.version, build.variant, rule, message, needs_driver
+        )
+
+    if not req.allows(release.version):
+        return reject("requirement", f"{release.version} does not satisfy {req.text!r}")
+    if target.platform not in build.platforms:
+        return reject("platform", _platform_message(kb, target, release, build))
+    pythons = _pythons(release, target)
+    if not pythons:
+        if target.python and release.python.get(target.platform):
+            have = ", ".join(release.python[target.platform])
+            return reject(
+                "python", f"no wheels for Python {target.python} on {target.platform} (has {have})"
+            )
+        return reject("platform", f"no wheels for {target.platform}")
+    warnings: list[str] = []
+    companions = list(release.companions) + list(build.companions)
+    if build.is_gpu:
+        if not target.wants_gpu or target.cc is None:
+            return reject("no-gpu", "a GPU build, and the plan is for the CPU")
+        outcome = _check_gpu(kb, target, release, build)
+        if isinstance(outcome, Rejection):
+            return outcome
+        warnings.extend(outcome[0])
+        companions.extend(outcome[1])
+    return Candidate(release, build, pythons, tuple(warnings), tuple(dict.fromkeys(companions)))
+
+
+def _pythons(release: Release, target: Target) -> tuple[str, ...]:
+    versions = release.python.get(target.platform, ())
+    if target.python:
+        versions = tuple(v for v in versions if v == target.python)
+    return tuple(sorted(versions, key=lambda v: tuple(int(p) for p in v.split("."))))
+
+
+def _platform_message(kb: KnowledgeBase, target: Target, release: Release, build: Build) -> str:
+    if not release.builds_complete:
+        return (
+            f"no {build.variant} build for {target.platform} is recorded; the knowledge base lists"
+            f" only the verified builds of {release.framework} {release.version}"
+        )
+    if build.is_gpu and target.os_family == "windows" and not target.wsl:
+        last = _last_gpu_release_on(kb, release.framework, target.platform)
+        if last is None:
+            return f"{release.framework} has no GPU build for native Windows; {WINDOWS_NATIVE_HINT}"
+        return (
+            f"no GPU build for native Windows (the last one is {release.framework} {last});"
+            f" {WINDOWS_NATIVE_HINT}"
+        )
+    if build.is_gpu and target.os_family == "macos":
+        return "no CUDA build for macOS (NVIDIA CUDA is not supported there)"
+    return f"the {build.variant} build is not published for {target.platform}"
+
+
+def _last_gpu_release_on(kb: KnowledgeBase, framework: str, platform: str) -> Optional[str]:
+    for release in kb.framework(framework).releases:  # newest first
+        if not release.builds_complete:
+            continue
+        if any(b.is_gpu and platform in b.platforms for b in release.builds):
+            return release.version
+    return None
+
+
+def _check_gpu(
+    kb: KnowledgeBase, target: Target, release: Release, build: Build
+) -> Rejection | tuple[list[str], list[str]]:
+    """Architecture, driver and cuDNN rules for a CUDA build on the target GPU."""
+    assert target.cc is not None and build.cuda is not None
+
+    def reject(rule: str, message: str, needs_driver: Optional[str] = None) -> Rejection:
+        return Rejection(
+            release.framework, release.version, build.variant, rule, message, needs_driver
+        )
+
+    cc = target.cc
+    sm = f"sm_{cc.replace('.', '')}"
+    warnings: list[str] = []
+    companions: list[str] = []
+    if cc in build.broken_on:
+        return reject("broken", f"recorded as not working on {sm}: {build.provenance.note}")
+
+    arch = arch_support(build, cc)
+    if arch is None:
+        assert build.archs is not None
+        return reject(
+            "gpu-arch",
+            f"no kernels for {sm}: built for {_fmt_archs(build.archs.sass)}"
+            + (f", PTX {_fmt_archs(build.archs.ptx, 'compute_')}" if build.archs.ptx else ""),
+        )
+
+    toolkit = kb.toolkit(build.cuda)
+    major = int(build.cuda.split(".")[0])
+    floor = kb.cuda_majors.get(major)
+    own_min = _min_driver(toolkit, target) if toolkit else None
+    floor_min = _min_driver_major(floor, target) if floor else None
+    fix = own_min or floor_min
+    if target.driver is None:
+        return reject(
+            "driver",
+            f"no NVIDIA driver found; CUDA {build.cuda} needs driver ≥ {fix or '?'}",
+            needs_driver=fix,
+        )
+    if floor_min and target.driver < parse_driver_version(floor_min):
+        return reject(
+            "driver",
+            f"driver {target.driver_text} is older than CUDA {major}.x needs (≥ {floor_min})",
+            needs_driver=floor_min,
+        )
+    if own_min and target.driver < parse_driver_version(own_min):
+        if arch == "ptx":
+            return reject(
+                "driver",
+                f"only PTX for {sm}, and JIT-compiling PTX from CUDA {build.cuda} needs driver"
+                f" ≥ {own_min} (driver is {target.driver_text})",
+                needs_driver=own_min,
+            )
+        warnings.append(
+            f"{candidate_label(release, build)} runs through CUDA minor-version compatibility:"
+            f" driver {target.driver_text} is older than CUDA {build.cuda}'s own ≥ {own_min}"
+        )
+    if toolkit is None and floor is None:
+        warnings.append(f"CUDA {build.cuda} is not in the knowledge base; driver checks skipped")
+    if arch == "ptx":
+        warnings.append(
+            f"{candidate_label(release, build)} has no machine code for {sm}: kernels are"
+            " JIT-compiled from PTX at first start (minutes), then cached"
+        )
+
+    cudnn_outcome = _check_cudnn(kb, target, build)
+    if isinstance(cudnn_outcome, str):
+        return reject("cudnn-arch", cudnn_outcome)
+    companions.extend(cudnn_outcome)
+    return warnings, companions
+
+
+def arch_support(build: Build, cc: str) -> Optional[str]:
+    """'sass' when the build has machine code that runs on cc, 'ptx' when only PTX, else None.
+
+    SASS for sm_XZ runs on X.Y when Z <= Y (same major); PTX for compute_AB JIT-compiles for
+    any AB <= XY.
+    """
+    if build.archs is None:
+        return None
+    major, minor = cc_tuple(cc)
+    for sass in build.archs.sass:
+        s_major, s_minor = cc_tuple(sass.rstrip("af"))
+        if s_major == major and s_minor <= minor and not sass.endswith(("a", "f")):
+            return "sass"
+    for ptx in build.archs.ptx:
+        if cc_tuple(ptx.rstrip("af")) <= (major, minor) and not ptx.endswith(("a", "f")):
+            return "ptx"
+    return None
+
+
+def _fmt_archs(ccs: tuple[str, ...], prefix: str = "sm_") -> str:
+    return ", ".join(prefix + c.replace(".", "") for c in ccs) or "nothing"
+
+
+def _min_driver(toolkit: object, target: Target) -> Optional[str]:
+    value = getattr(toolkit, f"min_driver_{target.driver_os}", None)
+    return str(value) if value else None
+
+
+def _min_driver_major(major: object, target: Target) -> Optional[str]:
+    value = getattr(major, f"min_driver_{target.driver_os}", None)
+    return str(value) if value else None
+
+
+def _check_cudnn(kb: KnowledgeBase, target: Target, build: Build) -> str | list[str]:
+    """A message when the build's own cuDNN lacks kernels for the GPU; else companion pins.
+
+    Pinned cuDNN (torch's ==, TensorFlow's tested version) is checked directly. Open ranges
+    (`nvidia-cudnn-cu12>=9.8,<10`) are capped below the first release that dropped the GPU.
+    """
+    assert target.cc is not None
+    cc = cc_tuple(target.cc)
+    if build.cudnn:
+        release = kb.cudnn.get(major_minor(build.cudnn))
+        if (
+            release
+            and release.min_compute_capability
+            and cc < cc_tuple(release.min_compute_capability)
+        ):
+            return (
+                f"its cuDNN {build.cudnn} has no kernels below compute capability"
+                f" {release.min_compute_capability}"
+            )
+    pins: list[str] = []
+    for text in build.pip_libs:
+        req = Requirement(text)
+        if not req.name.startswith("nvidia-cudnn-cu"):
+            continue
+        first_bad = _first_cudnn_without(kb, cc, req)
+        if first_bad is None:
+            continue
+        if any(s.operator == "==" for s in req.specifier):
+            return f"its cuDNN ({text}) has no kernels for compute capability {target.cc}"
+        pins.append(f"{req.name}<{first_bad.version}")
+    return pins
+
+
+def _first_cudnn_without(
+    kb: KnowledgeBase, cc: tuple[int, int], req: Requirement
+) -> Optional[CudnnRelease]:
+    """The oldest cuDNN release the requirement admits that has no kernels for cc."""
+    for release in sorted(kb.cudnn.values(), key=lambda r: Version(r.version)):
+        if not release.min_compute_capability or cc >= cc_tuple(release.min_compute_capability):
+            continue
+        # any version of this major.minor line admitted by the requirement?
+        probe = [Version(release.version + ".0"), Version(release.version + ".999")]
+        if any(req.specifier.contains(v, prereleases=True) for v in probe):
+            return release
+    return None

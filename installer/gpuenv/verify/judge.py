@@ -1,0 +1,174 @@
+"""Judge one probe's facts against what the plan promised. Pure: no processes, no I/O."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any, Optional
+
+from gpuenv.verify.arch import same_release
+from gpuenv.verify.expectations import Expectations, ExpectedFramework
+from gpuenv.verify.report import Check, FrameworkReport
+from gpuenv.verify.runner import ProbeRun
+
+REINSTALL = "reinstall the environment from its lockfile (gpuenv install LOCKFILE)"
+_RELEVANT_LOG = re.compile(
+    r"dlopen|dynamic library|libcu|libcudnn|cuInit|CUDA_ERROR|cuda|GPU|driver|plugin|Falling back",
+    re.IGNORECASE,
+)
+
+
+@dataclass
+class Verdict:
+    """The findings about one framework, gathered while judging."""
+
+    name: str
+    expected: ExpectedFramework
+    wants_gpu: bool
+    expectations: Expectations
+    facts: dict[str, Any]
+    run: ProbeRun
+    version: Optional[str] = None
+    build: Optional[str] = None
+    device: Optional[str] = None
+    checks: list[Check] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    fix: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def check(self, name: str, ok: bool, detail: str = "") -> bool:
+        self.checks.append(Check(name, ok, detail))
+        return ok
+
+    def problem(self, text: str, *fixes: str) -> None:
+        self.problems.append(text)
+        self.fix.extend(f for f in fixes if f not in self.fix)
+
+    def log_lines(self, limit: int = 8) -> list[str]:
+        """The probe's own warnings and the relevant lines of the child's stderr."""
+        lines = [str(m) for m in self.facts.get("messages") or []]
+        lines += [ln for ln in self.run.stderr_tail if _RELEVANT_LOG.search(ln)]
+        seen: list[str] = []
+        for ln in lines:
+            if ln not in seen:
+                seen.append(ln)
+        return seen[-limit:]
+
+    def report(self) -> FrameworkReport:
+        ok = not self.problems and all(c.ok for c in self.checks)
+        return FrameworkReport(
+            name=self.name, ok=ok, version=self.version, build=self.build, device=self.device,
+            checks=list(self.checks), problems=list(self.problems), fix=list(self.fix),
+            notes=list(self.notes), seconds=self.run.seconds,
+        )
+
+
+def hidden_by_env(v: Verdict) -> bool:
+    """Record the problem and return True when CUDA_VISIBLE_DEVICES hides every GPU."""
+    value = v.facts.get("cuda_visible_devices")
+    if value is None:
+        return False
+    first = str(value).split(",")[0].strip()
+    if first.isdigit() or first.startswith(("GPU-", "MIG-")):
+        return False  # "" and "-1" (and any other non-device) end the list: no GPU is visible
+    v.problem(
+        f"CUDA_VISIBLE_DEVICES is set to {value!r}, which hides every GPU from {v.name}",
+        "unset CUDA_VISIBLE_DEVICES (or set it to the GPU's index, e.g. 0)",
+    )
+    return True
+
+
+def _start(name: str, expectations: Expectations, run: ProbeRun) -> Verdict:
+    expected = expectations.frameworks.get(name, ExpectedFramework())
+    return Verdict(name, expected, expectations.wants_gpu(name), expectations,
+                   dict(run.facts or {}), run)
+
+
+def _runnable(v: Verdict) -> bool:
+    """False (with the problem recorded) when the probe gave no facts or the import failed."""
+    run, name = v.run, v.name
+    if run.launch_error:
+        v.problem(f"the interpreter could not be started: {run.launch_error}", REINSTALL)
+        return False
+    if run.timed_out:
+        where = f" (stuck at: {run.last_stage})" if run.last_stage else ""
+        v.problem(
+            f"the {name} probe did not finish within {run.seconds:.0f}s{where}",
+            f"run `python -c \"import {name}\"` in the environment to see where it hangs; a hang "
+            "while the GPU is initialised usually means a broken driver (check `nvidia-smi`)",
+        )
+        return False
+    if run.facts is None:
+        tail = "; ".join(run.stderr_tail[-3:]) or "no output"
+        where = f" at: {run.last_stage}" if run.last_stage else ""
+        v.problem(f"the {name} probe crashed (exit status {run.returncode}){where}: {tail}",
+                  REINSTALL)
+        return False
+    if v.facts.get("probe_error"):
+        v.problem(f"the {name} probe failed: {v.facts['probe_error']}")
+    if not v.facts.get("import_ok"):
+        error = str(v.facts.get("import_error") or "unknown error")
+        if f"No module named '{name}'" in error:
+            v.problem(f"{name} is not installed in this environment ({error})", REINSTALL)
+        else:
+            v.problem(f"`import {name}` fails: {error}", REINSTALL)
+        v.check("import", False, error)
+        return False
+    v.check("import", True)
+    v.version = v.facts.get("version")
+    return True
+
+
+def _version(v: Verdict) -> None:
+    want = v.expected.version
+    if want is None or v.version is None:
+        return
+    ok = same_release(v.version, want)
+    v.check("version", ok, f"{v.version}, plan: {want}")
+    if not ok:
+        v.problem(f"{v.name} {v.version} is installed, the plan chose {want}", REINSTALL)
+
+
+def _ops(v: Verdict) -> bool:
+    """Every op that ran must be right; True when one ran right on a GPU."""
+    on_gpu = False
+    for op in v.facts.get("ops") or []:
+        label = f"{op.get('name')} on {op.get('device')}"
+        if op.get("error"):
+            v.check(label, False, str(op["error"]))
+            v.problem(f"{label} failed: {op['error']}")
+        elif not op.get("ok"):
+            v.check(label, False, f"wrong result, max error {op.get('max_abs_err')}")
+            v.problem(f"{label} gave a wrong result (max error {op.get('max_abs_err')} against "
+                      "the reference)")
+        else:
+            placed = op.get("placed_on")
+            v.check(label, True, f"placed on {placed}" if placed else "")
+            device = str(op.get("device") or "").lower()
+            if "cpu" not in device:
+                on_gpu = True
+                v.device = v.device or str(op.get("device"))
+    if v.device is None:
+        v.device = "cpu"
+    return on_gpu
+
+
+def gpu_not_expected(v: Verdict, gpu_used: bool) -> None:
+    if not v.wants_gpu and not gpu_used:
+        why = ("the plan chose the CPU" if v.expectations.source == "plan"
+               else "no plan was given, so the CPU is what must work")
+        v.notes.append(f"a GPU was not expected ({why}); the CPU path works" if all(
+            c.ok for c in v.checks) else f"a GPU was not expected ({why})")
+
+
+def judge(name: str, expectations: Expectations, run: ProbeRun) -> FrameworkReport:
+    """The report for one framework from its probe run."""
+    from gpuenv.verify import frameworks  # the per-framework rules
+
+    v = _start(name, expectations, run)
+    if _runnable(v):
+        _version(v)
+        gpu_used = _ops(v)
+        frameworks.JUDGES[name](v, gpu_used)
+        gpu_not_expected(v, gpu_used)
+    return v.report()

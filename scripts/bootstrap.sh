@@ -1,0 +1,22 @@
+#!/usr/bin/env sh
+# Set gpuenv up in its own virtual environment (.venv beside this checkout) and plan a stack for
+# this machine. Re-running is safe. Usage: ./scripts/bootstrap.sh [REQUIREMENT ...]
+set -eu
+here=$(cd "$(dirname "$0")/.." && pwd)
+venv="${GPUENV_VENV:-$here/.venv}"
+python="${PYTHON:-python3}"
+
+if ! command -v "$python" >/dev/null 2>&1; then
+  echo "bootstrap: $python not found; install Python 3.9 or newer, or set PYTHON=/path/to/python3" >&2
+  exit 2
+fi
+if [ ! -x "$venv/bin/python" ]; then
+  "$python" -m venv "$venv"
+fi
+"$venv/bin/python" -m pip install --quiet --upgrade pip
+"$venv/bin/python" -m pip install --quiet -e "$here"
+echo "gpuenv installed in $venv"
+echo
+"$venv/bin/gpuenv" detect
+echo
+"$venv/bin/gpuenv" resolve "$@"

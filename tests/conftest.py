@@ -1,0 +1,50 @@
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpuenv.describe import describe_machine
+from gpuenv.machine import Machine
+from gpuenv.recipes import KnowledgeBase, load_knowledge_base
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def kb() -> KnowledgeBase:
+    return load_knowledge_base()
+
+
+@pytest.fixture(scope="session")
+def describe(kb: KnowledgeBase):  # type: ignore[no-untyped-def]
+    def make(
+        gpu: str | None = None,
+        driver: str | None = None,
+        os_name: str = "linux",
+        arch: str | None = None,
+    ) -> Machine:
+        return describe_machine(kb, gpu=gpu, driver=driver, os_name=os_name, arch=arch)
+
+    return make
+
+
+def run_gpuenv(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """gpuenv as a user runs it: a separate process, its exit status and both streams."""
+    full_env = {**os.environ, **(env or {})}
+    return subprocess.run(
+        [sys.executable, "-m", "gpuenv", *args],
+        capture_output=True,
+        text=True,
+        env=full_env,
+        timeout=120,
+        cwd=REPO,
+    )
+
+
+@pytest.fixture(scope="session")
+def gpuenv_cli():  # type: ignore[no-untyped-def]
+    return run_gpuenv

@@ -1,0 +1,63 @@
+"""SASS/PTX compatibility (ARCHITECTURE.md, "Resolution policy: Architecture"), table-driven."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuenv.recipes import ArchSet, Build, Sourced
+from gpuenv.resolve.rules import arch_support
+
+SRC = Sourced("test", True, "")
+
+
+def build(sass: tuple[str, ...], ptx: tuple[str, ...] = ()) -> Build:
+    return Build(
+        variant="cuXYZ",
+        platforms=("linux-64",),
+        cuda="12.8",
+        cudnn=None,
+        archs=ArchSet("t", sass, ptx, SRC),
+        index=None,
+        local="",
+        pypi_default=(),
+        package=None,
+        extra=None,
+        pip_libs=(),
+        conda_libs=(),
+        companions=(),
+        broken_on=(),
+        provenance=SRC,
+    )
+
+
+@pytest.mark.parametrize(
+    ("sass", "ptx", "cc", "expected"),
+    [
+        (("5.0", "6.0", "7.0"), (), "5.0", "sass"),
+        (
+            ("5.0", "6.0", "7.0"),
+            (),
+            "5.2",
+            "sass",
+        ),  # sm_50 SASS runs on 5.2 (same major, lower minor)
+        (("5.0", "6.0", "7.0"), (), "6.1", "sass"),  # GTX 1080 Ti from sm_60
+        (("7.5", "8.0", "8.6", "9.0", "10.0", "12.0"), (), "6.1", None),  # cu128: no Pascal
+        (("8.0",), (), "7.5", None),  # newer minor is not backward compatible
+        (("8.6",), (), "8.0", None),
+        (("5.0",), ("9.0",), "12.0", "ptx"),  # Blackwell JIT from compute_90
+        (("5.0",), ("9.0",), "8.9", None),  # PTX for a newer arch does not JIT down
+        (("3.7", "5.0"), (), "3.5", None),  # sm_37 does not run on 3.5
+        (("3.5",), (), "3.7", "sass"),
+        (
+            ("9.0a",),
+            (),
+            "9.0",
+            None,
+        ),  # arch-specific 'a' targets are not portable; never count them
+        (("8.0", "9.0"), ("9.0",), "9.0", "sass"),
+    ],
+)
+def test_arch_support(
+    sass: tuple[str, ...], ptx: tuple[str, ...], cc: str, expected: str | None
+) -> None:
+    assert arch_support(build(sass, ptx), cc) == expected
