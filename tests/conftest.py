@@ -12,6 +12,9 @@ from gpuenv.machine import Machine
 from gpuenv.recipes import KnowledgeBase, load_knowledge_base
 
 REPO = Path(__file__).resolve().parent.parent
+# --import-mode=importlib leaves tests/ off sys.path; the shared test helpers live there.
+if str(REPO / "tests") not in sys.path:
+    sys.path.insert(0, str(REPO / "tests"))
 
 
 @pytest.fixture(scope="session")

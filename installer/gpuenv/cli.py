@@ -9,9 +9,12 @@ import click
 
 from gpuenv import __version__
 from gpuenv.commands.detect import detect
+from gpuenv.commands.lock import lock_command
 from gpuenv.commands.recipes import recipes
 from gpuenv.commands.resolve import explain_command, resolve_command
+from gpuenv.conda.client import CondaError
 from gpuenv.errors import USER_ERRORS, exit_code
+from gpuenv.lock.errors import LockError
 from gpuenv.recipes import RecipeError
 from gpuenv.resolve import ResolveError
 
@@ -26,6 +29,7 @@ cli.add_command(detect)
 cli.add_command(resolve_command)
 cli.add_command(explain_command)
 cli.add_command(recipes)
+cli.add_command(lock_command)
 
 
 def main(argv: Any = None) -> None:
@@ -37,7 +41,7 @@ def main(argv: Any = None) -> None:
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
-    except (*USER_ERRORS, ResolveError, RecipeError) as exc:
+    except (*USER_ERRORS, ResolveError, RecipeError, LockError, CondaError) as exc:
         click.echo(f"gpuenv: error: {exc}", err=True)
         sys.exit(exit_code(exc))
     except BrokenPipeError:

@@ -31,8 +31,11 @@ def bare_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="session")
 def jax_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
     python = make_venv(tmp_path_factory.mktemp("jax") / "venv")
-    subprocess.run([str(UV), "pip", "install", "-q", "--python", str(python), "jax", "jaxlib"],
-                   check=True, timeout=600)
+    subprocess.run(
+        [str(UV), "pip", "install", "-q", "--python", str(python), "jax", "jaxlib"],
+        check=True,
+        timeout=600,
+    )
     return python
 
 
@@ -47,15 +50,20 @@ def test_missing_framework_is_a_clear_problem(bare_python: Path) -> None:
 
 def test_nothing_installed_and_no_plan_is_ok(bare_python: Path) -> None:
     report = verify_environment(bare_python, timeout=60)
-    assert report.ok and report.python_version == f"{sys.version_info[0]}.{sys.version_info[1]}" \
-        f".{sys.version_info[2]}"
+    assert (
+        report.ok
+        and report.python_version
+        == f"{sys.version_info[0]}.{sys.version_info[1]}.{sys.version_info[2]}"
+    )
     assert "no framework" in report.notes[0]
 
 
 def test_hanging_probe_is_cut_off(tmp_path: Path, bare_python: Path) -> None:
     script = tmp_path / "hang.py"
-    script.write_text("import sys, time\nsys.stderr.write('gpuenv-probe: stage cuInit\\n')\n"
-                      "sys.stderr.flush()\ntime.sleep(60)\n")
+    script.write_text(
+        "import sys, time\nsys.stderr.write('gpuenv-probe: stage cuInit\\n')\n"
+        "sys.stderr.flush()\ntime.sleep(60)\n"
+    )
     start = time.monotonic()
     run = run_probe(bare_python, "torch", timeout=2, script=script)
     assert time.monotonic() - start < 15
@@ -78,11 +86,16 @@ def test_real_jax_cpu(jax_python: Path, tmp_path: Path) -> None:
     assert [f.name for f in report.frameworks] == ["jax"]
     # A plan that promised the GPU is not kept on this GPU-less machine: exit status 1.
     plan = tmp_path / "expect.json"
-    plan.write_text(json.dumps(Expectations(
-        accelerator="cuda", source="plan",
-        frameworks={"jax": ExpectedFramework(gpu=True)}).to_json()))
-    result = CliRunner().invoke(verify, ["--python", str(jax_python), "--expect-json",
-                                         str(plan), "--json"])
+    plan.write_text(
+        json.dumps(
+            Expectations(
+                accelerator="cuda", source="plan", frameworks={"jax": ExpectedFramework(gpu=True)}
+            ).to_json()
+        )
+    )
+    result = CliRunner().invoke(
+        verify, ["--python", str(jax_python), "--expect-json", str(plan), "--json"]
+    )
     assert result.exit_code == 1
     data = json.loads(result.stdout)
     assert data["ok"] is False

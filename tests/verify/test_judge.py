@@ -20,27 +20,55 @@ CU128_ARCHS = ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_
 
 
 def run(facts: dict[str, Any] | None, **kw: Any) -> ProbeRun:
-    defaults: dict[str, Any] = dict(probe="x", facts=facts, returncode=0, timed_out=False,
-                                    seconds=3.2, last_stage="done", stderr_tail=())
+    defaults: dict[str, Any] = dict(
+        probe="x",
+        facts=facts,
+        returncode=0,
+        timed_out=False,
+        seconds=3.2,
+        last_stage="done",
+        stderr_tail=(),
+    )
     defaults.update(kw)
     return ProbeRun(**defaults)
 
 
-def gpu_plan(name: str, version: str, variant: str, cuda: str | None, cudnn: str | None,
-             cc: str = "8.6", gpu_name: str = "NVIDIA GeForce RTX 3090") -> Expectations:
-    return Expectations(accelerator="cuda", gpu_cc=cc, gpu_name=gpu_name, source="plan",
-                        frameworks={name: ExpectedFramework(version, variant, True, cuda, cudnn)})
+def gpu_plan(
+    name: str,
+    version: str,
+    variant: str,
+    cuda: str | None,
+    cudnn: str | None,
+    cc: str = "8.6",
+    gpu_name: str = "NVIDIA GeForce RTX 3090",
+) -> Expectations:
+    return Expectations(
+        accelerator="cuda",
+        gpu_cc=cc,
+        gpu_name=gpu_name,
+        source="plan",
+        frameworks={name: ExpectedFramework(version, variant, True, cuda, cudnn)},
+    )
 
 
-def torch_gpu(cc: str = "8.6", name: str = "NVIDIA GeForce RTX 3090",
-              archs: list[str] | None = None) -> dict[str, Any]:
+def torch_gpu(
+    cc: str = "8.6", name: str = "NVIDIA GeForce RTX 3090", archs: list[str] | None = None
+) -> dict[str, Any]:
     """torch 2.6.0+cu126 on a working GPU (written from the API docs)."""
     f = copy.deepcopy(TORCH_CPU)
-    f.update(version="2.6.0+cu126", cuda="12.6", cudnn_version=90501, cuda_available=True,
-             device_count=1, arch_list=archs or CU126_ARCHS,
-             devices=[{"index": 0, "name": name, "capability": cc}])
-    f["ops"] += [{"name": n, "device": "cuda:0", "ran": True, "ok": True, "error": None,
-                  "max_abs_err": 3e-6} for n in ("matmul", "conv2d")]
+    f.update(
+        version="2.6.0+cu126",
+        cuda="12.6",
+        cudnn_version=90501,
+        cuda_available=True,
+        device_count=1,
+        arch_list=archs or CU126_ARCHS,
+        devices=[{"index": 0, "name": name, "capability": cc}],
+    )
+    f["ops"] += [
+        {"name": n, "device": "cuda:0", "ran": True, "ok": True, "error": None, "max_abs_err": 3e-6}
+        for n in ("matmul", "conv2d")
+    ]
     return f
 
 
@@ -79,22 +107,35 @@ def test_cuda_visible_devices_hides_gpu() -> None:
 
 def test_driver_missing_reports_cuda_init_error() -> None:
     f = torch_gpu()
-    f.update(cuda_available=False, devices=[], cuda_init="",
-             cuda_init_error="RuntimeError: Found no NVIDIA driver on your system.")
+    f.update(
+        cuda_available=False,
+        devices=[],
+        cuda_init="",
+        cuda_init_error="RuntimeError: Found no NVIDIA driver on your system.",
+    )
     f["ops"] = f["ops"][:2]
     r = judge("torch", gpu_plan("torch", "2.6.0", "cu126", "12.6", None), run(f))
-    assert any("driver is missing or too old" in p and "Found no NVIDIA driver" in p
-               for p in r.problems)
+    assert any(
+        "driver is missing or too old" in p and "Found no NVIDIA driver" in p for p in r.problems
+    )
 
 
 def test_arch_list_lacks_sm_61_no_kernel_image() -> None:
     f = torch_gpu(cc="6.1", name="NVIDIA GeForce GTX 1080 Ti", archs=CU128_ARCHS)
     f.update(version="2.7.0+cu128", cuda="12.8", cudnn_version=90701)
     for op in f["ops"][2:]:
-        op.update(ran=False, ok=False, max_abs_err=None, error=(
-            "RuntimeError: CUDA error: no kernel image is available for execution on the device"))
-    f["messages"] = ["UserWarning: NVIDIA GeForce GTX 1080 Ti with CUDA capability sm_61 is not "
-                     "compatible with the current PyTorch installation."]
+        op.update(
+            ran=False,
+            ok=False,
+            max_abs_err=None,
+            error=(
+                "RuntimeError: CUDA error: no kernel image is available for execution on the device"
+            ),
+        )
+    f["messages"] = [
+        "UserWarning: NVIDIA GeForce GTX 1080 Ti with CUDA capability sm_61 is not "
+        "compatible with the current PyTorch installation."
+    ]
     exp = gpu_plan("torch", "2.7.0", "cu128", "12.8", "9.7", cc="6.1")
     r = judge("torch", exp, run(f))
     assert not r.ok
@@ -114,22 +155,40 @@ def test_arch_rules() -> None:
 def tf_facts(**kw: Any) -> dict[str, Any]:
     """TensorFlow 2.15.1 on Linux (written from the API docs)."""
     f: dict[str, Any] = {
-        "probe": "tensorflow", "schema": 1, "python": "3.11.7", "platform": "linux",
-        "cuda_visible_devices": None, "import_ok": True, "version": "2.15.1",
-        "built_with_cuda": True, "build_info": {"cuda_version": "12.2", "cudnn_version": "8"},
-        "gpus": [], "messages": [],
-        "ops": [{"name": "matmul", "device": "/CPU:0", "ran": True, "ok": True, "error": None,
-                 "max_abs_err": 1e-6,
-                 "placed_on": "/job:localhost/replica:0/task:0/device:CPU:0"}],
+        "probe": "tensorflow",
+        "schema": 1,
+        "python": "3.11.7",
+        "platform": "linux",
+        "cuda_visible_devices": None,
+        "import_ok": True,
+        "version": "2.15.1",
+        "built_with_cuda": True,
+        "build_info": {"cuda_version": "12.2", "cudnn_version": "8"},
+        "gpus": [],
+        "messages": [],
+        "ops": [
+            {
+                "name": "matmul",
+                "device": "/CPU:0",
+                "ran": True,
+                "ok": True,
+                "error": None,
+                "max_abs_err": 1e-6,
+                "placed_on": "/job:localhost/replica:0/task:0/device:CPU:0",
+            }
+        ],
     }
     f.update(kw)
     return f
 
 
 def test_tf_built_with_cuda_but_no_gpu() -> None:
-    stderr = ("2026-11-29 10:00:00.000000: W tensorflow/core/common_runtime/gpu/gpu_device.cc:2256]"
-              " Cannot dlopen some GPU libraries. Please make sure the missing libraries "
-              "mentioned above are installed properly", "unrelated line")
+    stderr = (
+        "2026-11-29 10:00:00.000000: W tensorflow/core/common_runtime/gpu/gpu_device.cc:2256]"
+        " Cannot dlopen some GPU libraries. Please make sure the missing libraries "
+        "mentioned above are installed properly",
+        "unrelated line",
+    )
     exp = gpu_plan("tensorflow", "2.15.1", "cuda", "12.2", "8.9")
     r = judge("tensorflow", exp, run(tf_facts(), stderr_tail=stderr))
     assert not r.ok
@@ -140,35 +199,66 @@ def test_tf_built_with_cuda_but_no_gpu() -> None:
 
 def test_tf_gpu_ok() -> None:
     f = tf_facts(gpus=["/physical_device:GPU:0"])
-    f["ops"].append({"name": "matmul", "device": "/GPU:0", "ran": True, "ok": True,
-                     "error": None, "max_abs_err": 2e-6,
-                     "placed_on": "/job:localhost/replica:0/task:0/device:GPU:0"})
+    f["ops"].append(
+        {
+            "name": "matmul",
+            "device": "/GPU:0",
+            "ran": True,
+            "ok": True,
+            "error": None,
+            "max_abs_err": 2e-6,
+            "placed_on": "/job:localhost/replica:0/task:0/device:GPU:0",
+        }
+    )
     r = judge("tensorflow", gpu_plan("tensorflow", "2.15.1", "cuda", "12.2", "8.9"), run(f))
     assert r.ok, r.problems
 
 
 def test_jax_cpu_recorded_and_fallback_with_plugin() -> None:
     assert judge("jax", Expectations.cpu_only(["jax"]), run(JAX_CPU)).ok
-    f = dict(JAX_CPU, plugins={"jax-cuda12-plugin": "0.4.30", "jax-cuda12-pjrt": "0.4.30"},
-             messages=["jax._src.xla_bridge: An NVIDIA GPU may be present on this machine, but "
-                       "a CUDA-enabled jaxlib is not installed. Falling back to cpu."])
+    f = dict(
+        JAX_CPU,
+        plugins={"jax-cuda12-plugin": "0.4.30", "jax-cuda12-pjrt": "0.4.30"},
+        messages=[
+            "jax._src.xla_bridge: An NVIDIA GPU may be present on this machine, but "
+            "a CUDA-enabled jaxlib is not installed. Falling back to cpu."
+        ],
+    )
     r = judge("jax", gpu_plan("jax", "0.10.2", "cuda12", "12", None), run(f))
     assert not r.ok
     assert any("fell back to the CPU" in p and "Falling back to cpu" in p for p in r.problems)
 
 
 def test_import_failure_and_timeout_and_crash() -> None:
-    f = {"probe": "torch", "import_ok": False, "ops": [], "messages": [],
-         "import_error": "ImportError: libcudart.so.12: cannot open shared object file"}
+    f = {
+        "probe": "torch",
+        "import_ok": False,
+        "ops": [],
+        "messages": [],
+        "import_error": "ImportError: libcudart.so.12: cannot open shared object file",
+    }
     r = judge("torch", Expectations.cpu_only(["torch"]), run(f))
     assert not r.ok and "`import torch` fails: ImportError: libcudart" in r.problems[0]
-    r = judge("torch", Expectations.cpu_only(["torch"]),
-              run(None, timed_out=True, returncode=None, seconds=30.0,
-                  last_stage="torch.cuda.is_available()"))
-    assert not r.ok and "did not finish within 30s (stuck at: torch.cuda.is_available())" in (
-        r.problems[0])
-    r = judge("jax", Expectations.cpu_only(["jax"]),
-              run(None, returncode=-11, stderr_tail=("Segmentation fault",)))
+    r = judge(
+        "torch",
+        Expectations.cpu_only(["torch"]),
+        run(
+            None,
+            timed_out=True,
+            returncode=None,
+            seconds=30.0,
+            last_stage="torch.cuda.is_available()",
+        ),
+    )
+    assert (
+        not r.ok
+        and "did not finish within 30s (stuck at: torch.cuda.is_available())" in (r.problems[0])
+    )
+    r = judge(
+        "jax",
+        Expectations.cpu_only(["jax"]),
+        run(None, returncode=-11, stderr_tail=("Segmentation fault",)),
+    )
     assert not r.ok and "crashed (exit status -11)" in r.problems[0]
 
 

@@ -22,7 +22,7 @@ def check_command(online: bool, strict: bool) -> None:
     kb = load_knowledge_base()
     findings = check(kb)
     if online:
-        from gpuenv.index_config import default_index_url
+        from gpuenv.indexes import default_index_url
         from gpuenv.recipes_online import compare
 
         index = default_index_url()

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional, TypeVar
 
 import click
 
@@ -40,7 +41,10 @@ def _plan(
     )
 
 
-def _common(func):  # type: ignore[no-untyped-def]
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _common(func: F) -> F:
     func = click.option(
         "--require-gpu", is_flag=True, help="Fail unless every framework gets the GPU."
     )(func)

@@ -24,8 +24,9 @@ def load_expectations(path: Path) -> Expectations:
         ) from exc
 
 
-def run_verify(python: Path, expectations: Optional[Expectations], as_json: bool,
-               timeout: float) -> int:
+def run_verify(
+    python: Path, expectations: Optional[Expectations], as_json: bool, timeout: float
+) -> int:
     """Verify, print the report (stdout) and one verdict line (stderr); the exit status."""
     try:
         report = verify_environment(python, expectations, timeout=timeout)
@@ -46,16 +47,34 @@ def run_verify(python: Path, expectations: Optional[Expectations], as_json: bool
 
 
 @click.command("verify")
-@click.option("--python", "python", type=click.Path(path_type=Path, dir_okay=False),
-              help="The environment's interpreter to verify.")
-@click.option("--expect-json", "expect_json", type=click.Path(path_type=Path, dir_okay=False),
-              help="What it should do: an Expectations or Plan JSON (default: CPU works).")
+@click.option(
+    "--python",
+    "python",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="The environment's interpreter to verify.",
+)
+@click.option(
+    "--expect-json",
+    "expect_json",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="What it should do: an Expectations or Plan JSON (default: CPU works).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the Report as JSON.")
-@click.option("--timeout", type=click.FloatRange(min=1), default=120.0, show_default=True,
-              help="Seconds each framework's probe may take.")
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1),
+    default=120.0,
+    show_default=True,
+    help="Seconds each framework's probe may take.",
+)
 @click.pass_context
-def verify(ctx: click.Context, python: Optional[Path], expect_json: Optional[Path],
-           as_json: bool, timeout: float) -> None:
+def verify(
+    ctx: click.Context,
+    python: Optional[Path],
+    expect_json: Optional[Path],
+    as_json: bool,
+    timeout: float,
+) -> None:
     """Check that an environment's frameworks import, see the GPU they should, and compute."""
     if python is None:
         raise click.UsageError("give the environment's interpreter: --python PATH")

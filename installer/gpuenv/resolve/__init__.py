@@ -5,6 +5,8 @@ plan = resolve(machine, ["tensorflow", "torch"])
 
 from __future__ import annotations
 
+import datetime as dt
+from collections import Counter
 from collections.abc import Sequence
 from typing import Optional
 
@@ -15,12 +17,19 @@ from gpuenv.recipes import Build, KnowledgeBase, Release, load_knowledge_base
 from gpuenv.resolve.combine import best_combination, common_pythons
 from gpuenv.resolve.plan import FrameworkChoice, PipRequirement, Plan, RejectedCandidate
 from gpuenv.resolve.requirements import FrameworkRequirement, RequirementError, parse_requirements
-from gpuenv.resolve.rules import Candidate, Rejection, evaluate
-from gpuenv.resolve.target import Target, TargetError, build_target
+from gpuenv.resolve.rules import (
+    Candidate,
+    Rejection,
+    build_package,
+    evaluate,
+    published_version,
+)
+from gpuenv.resolve.target import Availability, Target, TargetError, build_target
 
-__all__ = ["Plan", "RequirementError", "ResolveError", "TargetError", "resolve"]
+__all__ = ["Availability", "Plan", "RequirementError", "ResolveError", "TargetError", "resolve"]
 
 DEFAULT_REQUIREMENTS = ("torch",)
+EXCLUDE_NEWER_GRACE_DAYS = 30
 
 
 class ResolveError(Exception):
@@ -36,14 +45,23 @@ def resolve(
     no_gpu: bool = False,
     require_gpu: bool = False,
     gpu_index: Optional[int] = None,
+    available: Optional[Availability] = None,
 ) -> Plan:
+    """The newest stack that runs on `machine`; `available` (from lock) limits it to what the
+    reachable sources publish."""
     kb = kb or load_knowledge_base()
     reqs = parse_requirements(list(requirements) or list(DEFAULT_REQUIREMENTS))
     for req in reqs:
         if req.framework not in kb.frameworks:
             raise RequirementError(f"the knowledge base has no data for {req.framework}")
     target = build_target(
-        machine, kb, python=python, no_gpu=no_gpu, require_gpu=require_gpu, gpu_index=gpu_index
+        machine,
+        kb,
+        python=python,
+        no_gpu=no_gpu,
+        require_gpu=require_gpu,
+        gpu_index=gpu_index,
+        available=available,
     )
     if require_gpu and not target.wants_gpu:
         raise ResolveError(
@@ -64,7 +82,7 @@ def resolve(
     if chosen is None:
         raise ResolveError(_infeasible(reqs, ranked, rejections, [c.message for c in conflicts]))
 
-    on_cpu = [c for c in chosen if not c.build.is_gpu]
+    on_cpu = [c for c in chosen if not c.on_gpu]
     if require_gpu and on_cpu:
         why = "; ".join(_why_not_gpu(c.framework, rejections, target) for c in on_cpu)
         raise ResolveError(f"--require-gpu: {why}")
@@ -74,25 +92,48 @@ def resolve(
 def _candidates(
     kb: KnowledgeBase, target: Target, req: FrameworkRequirement
 ) -> tuple[list[Candidate], list[Candidate], list[Rejection]]:
+    """GPU candidates (newest release first, newest CUDA first), then one CPU candidate per
+    release (newest first), and every rejection."""
     gpu: list[Candidate] = []
     cpu: list[Candidate] = []
     rejected: list[Rejection] = []
     for release in kb.framework(req.framework).releases:  # newest first
-        cpu_found = False
-        for build in sorted(release.builds, key=_cuda_order, reverse=True):
-            if not build.is_gpu and cpu_found:
-                continue
-            outcome = evaluate(kb, target, req, release, build)
-            if isinstance(outcome, Rejection):
-                if outcome.rule not in ("no-gpu",):
+        if target.wants_gpu:
+            for build in sorted(
+                (b for b in release.builds if b.is_gpu), key=_cuda_order, reverse=True
+            ):
+                outcome = evaluate(kb, target, req, release, build)
+                if isinstance(outcome, Rejection):
                     rejected.append(outcome)
-                continue
-            if build.is_gpu:
-                gpu.append(outcome)
-            else:
+                else:
+                    gpu.append(outcome)
+        for build in _cpu_options(release, target.platform):
+            outcome = evaluate(kb, target, req, release, build, on_cpu=build.is_gpu)
+            if isinstance(outcome, Candidate):
                 cpu.append(outcome)
-                cpu_found = True
+                break
+            if not build.is_gpu or not target.wants_gpu:
+                rejected.append(outcome)
     return gpu, cpu, rejected
+
+
+def _cpu_options(release: Release, platform: str) -> list[Build]:
+    """Builds that can run a release on the CPU, best first: the release's own CPU build; its
+    default-index CUDA build when that brings no CUDA libraries of its own (TensorFlow's plain
+    wheel); a CPU-only package (tensorflow-cpu); a CUDA build that does (torch on Linux)."""
+    main = release.package or release.framework
+
+    def rank(build: Build) -> int:
+        if not build.is_gpu:
+            return 0 if (build.package or main) == main else 2
+        return 1 if (build.extra or not build.pip_libs) else 3
+
+    usable = [
+        b
+        for b in release.builds
+        if not b.is_gpu or platform in b.pypi_default or platform not in b.platforms
+    ]
+    return sorted(usable, key=rank)
 
 
 def _cuda_order(build: Build) -> tuple[int, ...]:
@@ -115,7 +156,7 @@ def _plan(
     pip: list[PipRequirement] = []
     conda: list[str] = []
     companions: list[str] = []
-    warnings: list[str] = []
+    warnings: list[str] = _driver_warnings(target)
     reasons: list[str] = [_machine_reason(machine, target)]
     for req, cand in zip(reqs, chosen):
         release, build = cand.release, cand.build
@@ -127,21 +168,21 @@ def _plan(
             cudnn=build.cudnn,
             package=build.package or release.package or req.framework,
             released=release.released.isoformat() if release.released else None,
-            gpu=build.is_gpu,
+            gpu=cand.on_gpu,
             related=dict(release.related),
         )
-        pip.extend(_pip_requirements(req, release, build, target.platform))
-        conda.extend(build.conda_libs)
+        pip.extend(_pip_requirements(req, cand, target))
+        conda.extend(cand.conda_libs)
         companions.extend(cand.companions)
         warnings.extend(cand.warnings)
         reasons.append(_choice_reason(req, cand, rejections, target))
         reasons.extend(_windows_last_gpu_reason(kb, cand, rejections, target))
-        if target.wants_gpu and not build.is_gpu:
+        if target.wants_gpu and not cand.on_gpu:
             warnings.append(
                 f"{req.framework} {release.version} will run on the CPU: "
                 + _why_not_gpu(req.framework, rejections, target)
             )
-        elif not build.is_gpu and target.gpu is None and not target.no_gpu:
+        elif not cand.on_gpu and target.gpu is None and not target.no_gpu:
             warnings.append(
                 f"{req.framework} {release.version} will run on the CPU: no NVIDIA GPU found"
             )
@@ -154,11 +195,11 @@ def _plan(
         reasons.append(
             f"Python {python}: the newest {chosen[0].framework} {chosen[0].release.version} publishes for {target.platform}"
         )
-    released = [c.release.released for c in chosen if c.release.released]
     return Plan(
         python=python,
         platform=target.platform,
         accelerator=_accelerator(target, chosen),
+        glibc=machine.glibc,
         gpu=(
             {
                 "name": target.gpu.name,
@@ -174,7 +215,7 @@ def _plan(
         pip=tuple(pip),
         conda=tuple(dict.fromkeys(conda)),
         companions=tuple(dict.fromkeys(companions)),
-        exclude_newer=max(released).isoformat() if released else None,
+        exclude_newer=_exclude_newer(kb, chosen),
         warnings=tuple(dict.fromkeys(warnings)),
         reasons=tuple(reasons),
         fixes=tuple(_fixes(chosen, rejections, target)),
@@ -183,26 +224,47 @@ def _plan(
     )
 
 
+def _exclude_newer(kb: KnowledgeBase, chosen: Sequence[Candidate]) -> Optional[str]:
+    """An old stack's dependencies are locked as of its era: the newest chosen release's date
+    plus a grace period for its companions' patch releases. A stack with a current release
+    gets no cut-off: current releases want current dependencies."""
+    newest = {name: fw.releases[0].version for name, fw in kb.frameworks.items() if fw.releases}
+    if any(c.release.version == newest.get(c.framework) for c in chosen):
+        return None
+    dates = [c.release.released for c in chosen if c.release.released]
+    if not dates:
+        return None
+    return (max(dates) + dt.timedelta(days=EXCLUDE_NEWER_GRACE_DAYS)).isoformat()
+
+
 def _pip_requirements(
-    req: FrameworkRequirement, release: Release, build: Build, platform: str
+    req: FrameworkRequirement, cand: Candidate, target: Target
 ) -> list[PipRequirement]:
-    on_default_index = platform in build.pypi_default or build.index is None
+    """Pins for the build, routed to the index that publishes it, unless (when the lock looked)
+    only the user's own sources (a mirror, a wheelhouse) have it."""
+    release, build = cand.release, cand.build
+    version = published_version(release, build, target.platform)
+    on_default_index = version == release.version
+    package = build_package(release, build)
     index = None if on_default_index else build.index
-    local = "" if on_default_index else build.local
-    package = build.package or release.package or req.framework
-    extra = f"[{build.extra}]" if build.extra else ""
-    out = [PipRequirement(f"{package}{extra}=={release.version}{local}", index)]
+    if index and target.available is not None:
+        sources = target.available.versions.get(package, {}).get(version, ())
+        if sources and not any(s.startswith(index) for s in sources):
+            index = None
+    local = version[len(release.version) :]
+    extra = f"[{cand.extra}]" if cand.extra else ""
+    out = [PipRequirement(f"{package}{extra}=={version}", index)]
     if req.framework == "jax" and "jaxlib" in release.related:
         out.append(PipRequirement(f"jaxlib=={release.related['jaxlib']}", None))
     for project in req.with_projects:
-        version = release.related.get(project)
-        if version:
-            out.append(PipRequirement(f"{project}=={version}{local}", index))
+        related = release.related.get(project)
+        if related:
+            out.append(PipRequirement(f"{project}=={related}{local}", index))
     return out
 
 
 def _accelerator(target: Target, chosen: Sequence[Candidate]) -> str:
-    if any(c.build.is_gpu for c in chosen):
+    if any(c.on_gpu for c in chosen):
         return "cuda"
     if target.platform == "osx-arm64" and any(c.framework == "torch" for c in chosen):
         return "mps"
@@ -226,12 +288,25 @@ def _machine_reason(machine: Machine, target: Target) -> str:
     return f"{head}, {target.describe_gpu()}{gen}, {driver}{tables}"
 
 
+def _driver_warnings(target: Target) -> list[str]:
+    branch = target.last_driver_branch
+    if not (target.wants_gpu and target.driver and branch and branch.isdigit()):
+        return []
+    if target.driver[0] <= int(branch):
+        return []
+    return [
+        f"driver {target.driver_text} is newer than R{branch}, the last driver branch that supports"
+        f" {target.generation} GPUs: {target.describe_gpu()} cannot run with it; the plan assumes a"
+        f" driver of the R{branch} branch would be installed"
+    ]
+
+
 def _choice_reason(
     req: FrameworkRequirement, cand: Candidate, rejections: list[Rejection], target: Target
 ) -> str:
     release, build = cand.release, cand.build
     label = f"{release.framework} {release.version} [{build.variant}]"
-    if build.is_gpu:
+    if cand.on_gpu:
         what = f"the newest {req.framework} build that runs on {target.describe_gpu()}"
         if target.driver_text:
             what += f" with driver {target.driver_text}"
@@ -243,10 +318,15 @@ def _choice_reason(
         what += f", within {req.specifier}"
     newer = _newer_rejections(req.framework, release.version, rejections)
     if newer:
-        top = newer[0]
+        # "not published for this platform" explains least; show the newest other reason
+        top = next((r for r in newer if r.rule != "platform"), newer[0])
         what += f"; newer: {top.label} rejected ({top.rule}: {top.message})"
         if len(newer) > 1:
-            what += f", and {len(newer) - 1} more (see `gpuenv explain`)"
+            counts = Counter(r.rule for r in newer)
+            tally = ", ".join(f"{n} {rule}" for rule, n in counts.most_common())
+            what += (
+                f"; {len(newer)} newer candidates rejected in all ({tally}; see `gpuenv explain`)"
+            )
     return f"{label}: {what}"
 
 
@@ -262,7 +342,7 @@ def _newer_rejections(framework: str, version: str, rejections: list[Rejection])
 def _windows_last_gpu_reason(
     kb: KnowledgeBase, cand: Candidate, rejections: list[Rejection], target: Target
 ) -> list[str]:
-    if not (cand.build.is_gpu and target.os_family == "windows" and not target.wsl):
+    if not (cand.on_gpu and target.os_family == "windows" and not target.wsl):
         return []
     newer = _newer_rejections(cand.framework, cand.release.version, rejections)
     if any(r.rule == "platform" and "native Windows" in r.message for r in newer):
@@ -312,7 +392,7 @@ def _fixes(chosen: Sequence[Candidate], rejections: list[Rejection], target: Tar
                     f"{cand.framework}: install NVIDIA driver ≥ {best.needs_driver} to use {best.label}"
                 )
         if any(r.rule == "platform" and "native Windows" in r.message for r in newer) or (
-            not cand.build.is_gpu and target.os_family == "windows" and not target.wsl
+            not cand.on_gpu and target.os_family == "windows" and not target.wsl
         ):
             fixes.append(
                 f"{cand.framework}: for newer releases on the GPU, use WSL2 (the Linux build runs"

@@ -44,7 +44,7 @@ def _library_conflict(chosen: Sequence[Candidate]) -> Optional[Conflict]:
     """Shared CUDA library wheels must admit one version (torch pins ==, TF pins ==)."""
     by_name: dict[str, list[tuple[Candidate, Requirement]]] = {}
     for cand in chosen:
-        for text in (*cand.build.pip_libs, *cand.companions):
+        for text in (*cand.pip_libs, *cand.companions):
             try:
                 req = Requirement(text)
             except ValueError:
@@ -68,13 +68,12 @@ def _library_conflict(chosen: Sequence[Candidate]) -> Optional[Conflict]:
     # Conda packages: one version per name in a conda environment.
     conda: dict[str, tuple[str, str]] = {}
     for cand in chosen:
-        for spec in cand.build.conda_libs:
-            name, _, version = spec.partition("=")
-            if name in conda and conda[name][0] != version:
-                return Conflict(
-                    f"conda {name}: {conda[name][1]} needs {conda[name][0]}, {cand.label} needs {version}"
-                )
-            conda[name] = (version, cand.label)
+        for spec in cand.conda_libs:
+            conda_name, _, wanted = spec.partition("=")
+            if conda_name in conda and conda[conda_name][0] != wanted:
+                have, owner = conda[conda_name]
+                return Conflict(f"conda {conda_name}: {owner} needs {have}, {cand.label} needs {wanted}")
+            conda[conda_name] = (wanted, cand.label)
     return None
 
 

@@ -76,13 +76,14 @@ class Plan:
     python: str
     platform: str
     accelerator: str  # cuda | cpu | mps
+    glibc: Optional[str]  # the target's glibc (for manylinux tags), None off Linux or unknown
     gpu: Optional[dict[str, Any]]
     driver: Optional[str]
     frameworks: dict[str, FrameworkChoice]
     pip: tuple[PipRequirement, ...]
     conda: tuple[str, ...]
     companions: tuple[str, ...]
-    exclude_newer: Optional[str]  # resolve the rest "as of" the newest chosen release
+    exclude_newer: Optional[str]  # lock the rest of an old stack "as of" its era (ISO date)
     warnings: tuple[str, ...]
     reasons: tuple[str, ...]
     fixes: tuple[str, ...]  # what would give a better stack (driver, WSL2, ...)
@@ -95,6 +96,7 @@ class Plan:
             "python": self.python,
             "platform": self.platform,
             "accelerator": self.accelerator,
+            "glibc": self.glibc,
             "gpu": self.gpu,
             "driver": self.driver,
             "frameworks": {k: v.to_json() for k, v in self.frameworks.items()},
@@ -122,6 +124,7 @@ class Plan:
             python=str(data["python"]),
             platform=str(data["platform"]),
             accelerator=str(data["accelerator"]),
+            glibc=data.get("glibc"),
             gpu=data.get("gpu"),
             driver=data.get("driver"),
             frameworks={

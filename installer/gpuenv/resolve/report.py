@@ -17,7 +17,12 @@ def render(plan: Plan, *, explain: bool = False) -> str:
             libs.append(f"CUDA {fw.cuda}")
         if fw.cudnn:
             libs.append(f"cuDNN {fw.cudnn}")
-        detail = f" ({', '.join(libs)})" if libs else " (CPU build)"
+        if not libs:
+            detail = " (CPU build)"
+        elif fw.gpu:
+            detail = f" ({', '.join(libs)})"
+        else:
+            detail = f" ({', '.join(libs)} build, running on the CPU)"
         lines.append(f"{name:<12} {fw.version} [{fw.variant}]{detail}")
     lines.append("")
     lines.append("Install:")

@@ -28,10 +28,25 @@ class Candidate:
     pythons: tuple[str, ...]  # Python versions usable on the target, oldest first
     warnings: tuple[str, ...]
     companions: tuple[str, ...]  # pins this candidate needs on this target
+    on_gpu: bool  # False for CPU builds, and for CUDA builds taken to run on the CPU
 
     @property
     def framework(self) -> str:
         return self.release.framework
+
+    # A CUDA build run on the CPU leaves out what only the GPU needs: the extra that brings the
+    # CUDA wheels and the conda CUDA libraries (a wheel's unconditional requirements stay).
+    @property
+    def extra(self) -> Optional[str]:
+        return self.build.extra if self.on_gpu else None
+
+    @property
+    def pip_libs(self) -> tuple[str, ...]:
+        return self.build.pip_libs if self.on_gpu or not self.build.extra else ()
+
+    @property
+    def conda_libs(self) -> tuple[str, ...]:
+        return self.build.conda_libs if self.on_gpu else ()
 
     @property
     def label(self) -> str:
@@ -57,8 +72,16 @@ def candidate_label(release: Release, build: Build) -> str:
 
 
 def evaluate(
-    kb: KnowledgeBase, target: Target, req: FrameworkRequirement, release: Release, build: Build
+    kb: KnowledgeBase,
+    target: Target,
+    req: FrameworkRequirement,
+    release: Release,
+    build: Build,
+    *,
+    on_cpu: bool = False,
 ) -> Candidate | Rejection:
+    """Whether this build runs on the target (on its GPU, or with `on_cpu` on its CPU)."""
+
     def reject(rule: str, message: str, needs_driver: Optional[str] = None) -> Rejection:
         return Rejection(
             release.framework, release.version, build.variant, rule, message, needs_driver
@@ -66,6 +89,9 @@ def evaluate(
 
     if not req.allows(release.version):
         return reject("requirement", f"{release.version} does not satisfy {req.text!r}")
+    missing = _unavailable(release, build, target)
+    if missing:
+        return reject("unavailable", missing)
     if target.platform not in build.platforms:
         return reject("platform", _platform_message(kb, target, release, build))
     pythons = _pythons(release, target)
@@ -78,7 +104,12 @@ def evaluate(
         return reject("platform", f"no wheels for {target.platform}")
     warnings: list[str] = []
     companions = list(release.companions) + list(build.companions)
-    if build.is_gpu:
+    if build.is_gpu and on_cpu:
+        warnings.append(
+            f"{candidate_label(release, build)} is a CUDA build: it runs on the CPU, and brings"
+            " CUDA libraries it will not use (no CPU-only build was available)"
+        )
+    elif build.is_gpu:
         if not target.wants_gpu or target.cc is None:
             return reject("no-gpu", "a GPU build, and the plan is for the CPU")
         outcome = _check_gpu(kb, target, release, build)
@@ -86,7 +117,46 @@ def evaluate(
             return outcome
         warnings.extend(outcome[0])
         companions.extend(outcome[1])
-    return Candidate(release, build, pythons, tuple(warnings), tuple(dict.fromkeys(companions)))
+    return Candidate(
+        release,
+        build,
+        pythons,
+        tuple(warnings),
+        tuple(dict.fromkeys(companions)),
+        on_gpu=build.is_gpu and not on_cpu,
+    )
+
+
+def published_version(release: Release, build: Build, platform: str) -> str:
+    """The version string of this build's files: "2.7.1+cu118" on its index, "2.7.1" as default."""
+    if platform in build.pypi_default or build.index is None:
+        return release.version
+    return release.version + build.local
+
+
+def build_package(release: Release, build: Build) -> str:
+    return build.package or release.package or release.framework
+
+
+def _unavailable(release: Release, build: Build, target: Target) -> Optional[str]:
+    """Why no reachable source has this build's files, when the lock looked (None otherwise)."""
+    if target.available is None or target.platform not in build.platforms:
+        return None
+    package = build_package(release, build)
+    known = target.available.versions.get(package)
+    if known is None:
+        return None
+    version = published_version(release, build, target.platform)
+    if version in known:
+        return None
+    unreachable = [
+        u for u in target.available.unreachable if build.index and u.startswith(build.index)
+    ]
+    if unreachable:
+        return (
+            f"its index {build.index} is unreachable, and no other source has {package}=={version}"
+        )
+    return f"no reachable source has {package}=={version} for {target.platform}"
 
 
 def _pythons(release: Release, target: Target) -> tuple[str, ...]:
@@ -102,7 +172,8 @@ def _platform_message(kb: KnowledgeBase, target: Target, release: Release, build
             f"no {build.variant} build for {target.platform} is recorded; the knowledge base lists"
             f" only the verified builds of {release.framework} {release.version}"
         )
-    if build.is_gpu and target.os_family == "windows" and not target.wsl:
+    has_gpu_build_here = any(b.is_gpu and target.platform in b.platforms for b in release.builds)
+    if build.is_gpu and not has_gpu_build_here and target.os_family == "windows" and not target.wsl:
         last = _last_gpu_release_on(kb, release.framework, target.platform)
         if last is None:
             return f"{release.framework} has no GPU build for native Windows; {WINDOWS_NATIVE_HINT}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Optional
 
@@ -11,6 +12,14 @@ from gpuenv.recipes import AmbiguousGpu, GpuRecord, KnowledgeBase
 
 class TargetError(ValueError):
     pass
+
+
+@dataclass(frozen=True)
+class Availability:
+    """What the reachable sources publish, as the lock stage found it (resolve stays pure)."""
+
+    versions: Mapping[str, Mapping[str, tuple[str, ...]]]  # package -> version -> sources
+    unreachable: tuple[str, ...] = ()  # sources that did not answer, and why
 
 
 @dataclass(frozen=True)
@@ -28,6 +37,7 @@ class Target:
     python: Optional[str]  # --python pin, "X.Y"
     no_gpu: bool
     require_gpu: bool
+    available: Optional[Availability] = None
 
     @property
     def driver_os(self) -> str:
@@ -52,6 +62,7 @@ def build_target(
     no_gpu: bool = False,
     require_gpu: bool = False,
     gpu_index: Optional[int] = None,
+    available: Optional[Availability] = None,
 ) -> Target:
     if no_gpu and require_gpu:
         raise TargetError("--no-gpu and --require-gpu contradict each other")
@@ -82,6 +93,7 @@ def build_target(
         python=_python_pin(python),
         no_gpu=no_gpu,
         require_gpu=require_gpu,
+        available=available,
     )
 
 

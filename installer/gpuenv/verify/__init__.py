@@ -33,9 +33,13 @@ class VerifyError(Exception):
     """The environment cannot be verified at all (no interpreter there)."""
 
 
-def verify_environment(python: Path, expectations: Optional[Expectations] = None, *,
-                       timeout: float = 120.0,
-                       env: Optional[Mapping[str, str]] = None) -> Report:
+def verify_environment(
+    python: Path,
+    expectations: Optional[Expectations] = None,
+    *,
+    timeout: float = 120.0,
+    env: Optional[Mapping[str, str]] = None,
+) -> Report:
     """Probe `python`'s environment; with no expectations, what is installed must work on CPU."""
     if not Path(python).exists():
         raise VerifyError(f"no interpreter at {python}")
@@ -44,25 +48,39 @@ def verify_environment(python: Path, expectations: Optional[Expectations] = None
     info = run_probe(python, "env", timeout=timeout, env=env)
     facts = info.facts or {}
     if info.facts is None:
-        problems.append(f"{python} did not run a Python script: "
-                        + (info.launch_error or ("timed out" if info.timed_out else
-                                                 "; ".join(info.stderr_tail[-3:]) or "no output")))
+        problems.append(
+            f"{python} did not run a Python script: "
+            + (
+                info.launch_error
+                or (
+                    "timed out"
+                    if info.timed_out
+                    else "; ".join(info.stderr_tail[-3:]) or "no output"
+                )
+            )
+        )
     if expectations is None:
         expectations = Expectations.cpu_only(
-            [n for n in facts.get("installed") or [] if n in PROBED])
+            [n for n in facts.get("installed") or [] if n in PROBED]
+        )
         if info.facts is not None and not expectations.frameworks:
             notes.append("no framework (torch, tensorflow, jax) is installed here")
     version = facts.get("python")
     if expectations.python and version and not str(version).startswith(expectations.python):
-        problems.append(f"the environment runs Python {version}, the plan chose "
-                        f"{expectations.python}")
+        problems.append(
+            f"the environment runs Python {version}, the plan chose {expectations.python}"
+        )
     reports = []
     for name in expectations.frameworks:
         if name not in PROBED:
             notes.append(f"{name}: gpuenv has no probe for it; not checked")
             continue
-        reports.append(judge(name, expectations, run_probe(python, name, timeout=timeout,
-                                                           env=env)))
-    return Report(python=str(python), python_version=version,
-                  accelerator=expectations.accelerator, frameworks=tuple(reports),
-                  problems=tuple(problems), notes=tuple(notes))
+        reports.append(judge(name, expectations, run_probe(python, name, timeout=timeout, env=env)))
+    return Report(
+        python=str(python),
+        python_version=version,
+        accelerator=expectations.accelerator,
+        frameworks=tuple(reports),
+        problems=tuple(problems),
+        notes=tuple(notes),
+    )

@@ -44,8 +44,10 @@ def cudnn_text(raw: object) -> Optional[str]:
 def same_release(found: str, expected: str) -> bool:
     """'2.7.1+cu118' matches '2.7.1'; '12.6' matches '12.6.3' on the parts both give."""
     try:
-        return Version(found).release[: len(Version(expected).release)] == Version(
-            expected).release or Version(found).public == Version(expected).public
+        return (
+            Version(found).release[: len(Version(expected).release)] == Version(expected).release
+            or Version(found).public == Version(expected).public
+        )
     except InvalidVersion:
         return found.split("+")[0] == expected.split("+")[0]
 

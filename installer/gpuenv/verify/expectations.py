@@ -20,13 +20,23 @@ class ExpectedFramework:
     cudnn: Optional[str] = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"version": self.version, "variant": self.variant, "gpu": self.gpu,
-                "cuda": self.cuda, "cudnn": self.cudnn}
+        return {
+            "version": self.version,
+            "variant": self.variant,
+            "gpu": self.gpu,
+            "cuda": self.cuda,
+            "cudnn": self.cudnn,
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> ExpectedFramework:
-        return cls(version=data.get("version"), variant=data.get("variant"),
-                   gpu=bool(data.get("gpu")), cuda=data.get("cuda"), cudnn=data.get("cudnn"))
+        return cls(
+            version=data.get("version"),
+            variant=data.get("variant"),
+            gpu=bool(data.get("gpu")),
+            cuda=data.get("cuda"),
+            cudnn=data.get("cudnn"),
+        )
 
 
 @dataclass(frozen=True)
@@ -45,8 +55,9 @@ class Expectations:
         return cls(
             accelerator=plan.accelerator,
             frameworks={
-                name: ExpectedFramework(version=fw.version, variant=fw.variant, gpu=fw.gpu,
-                                        cuda=fw.cuda, cudnn=fw.cudnn)
+                name: ExpectedFramework(
+                    version=fw.version, variant=fw.variant, gpu=fw.gpu, cuda=fw.cuda, cudnn=fw.cudnn
+                )
                 for name, fw in plan.frameworks.items()
             },
             gpu_cc=str(cc) if cc else None,
@@ -80,8 +91,9 @@ class Expectations:
             raise ValueError(f"unsupported expectations schema {data['expectations']!r}")
         return cls(
             accelerator=str(data.get("accelerator") or "cpu"),
-            frameworks={k: ExpectedFramework.from_json(v)
-                        for k, v in (data.get("frameworks") or {}).items()},
+            frameworks={
+                k: ExpectedFramework.from_json(v) for k, v in (data.get("frameworks") or {}).items()
+            },
             gpu_cc=data.get("gpu_cc"),
             gpu_name=data.get("gpu_name"),
             python=data.get("python"),

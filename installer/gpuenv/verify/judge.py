@@ -57,9 +57,16 @@ class Verdict:
     def report(self) -> FrameworkReport:
         ok = not self.problems and all(c.ok for c in self.checks)
         return FrameworkReport(
-            name=self.name, ok=ok, version=self.version, build=self.build, device=self.device,
-            checks=list(self.checks), problems=list(self.problems), fix=list(self.fix),
-            notes=list(self.notes), seconds=self.run.seconds,
+            name=self.name,
+            ok=ok,
+            version=self.version,
+            build=self.build,
+            device=self.device,
+            checks=list(self.checks),
+            problems=list(self.problems),
+            fix=list(self.fix),
+            notes=list(self.notes),
+            seconds=self.run.seconds,
         )
 
 
@@ -80,8 +87,9 @@ def hidden_by_env(v: Verdict) -> bool:
 
 def _start(name: str, expectations: Expectations, run: ProbeRun) -> Verdict:
     expected = expectations.frameworks.get(name, ExpectedFramework())
-    return Verdict(name, expected, expectations.wants_gpu(name), expectations,
-                   dict(run.facts or {}), run)
+    return Verdict(
+        name, expected, expectations.wants_gpu(name), expectations, dict(run.facts or {}), run
+    )
 
 
 def _runnable(v: Verdict) -> bool:
@@ -94,15 +102,16 @@ def _runnable(v: Verdict) -> bool:
         where = f" (stuck at: {run.last_stage})" if run.last_stage else ""
         v.problem(
             f"the {name} probe did not finish within {run.seconds:.0f}s{where}",
-            f"run `python -c \"import {name}\"` in the environment to see where it hangs; a hang "
+            f'run `python -c "import {name}"` in the environment to see where it hangs; a hang '
             "while the GPU is initialised usually means a broken driver (check `nvidia-smi`)",
         )
         return False
     if run.facts is None:
         tail = "; ".join(run.stderr_tail[-3:]) or "no output"
         where = f" at: {run.last_stage}" if run.last_stage else ""
-        v.problem(f"the {name} probe crashed (exit status {run.returncode}){where}: {tail}",
-                  REINSTALL)
+        v.problem(
+            f"the {name} probe crashed (exit status {run.returncode}){where}: {tail}", REINSTALL
+        )
         return False
     if v.facts.get("probe_error"):
         v.problem(f"the {name} probe failed: {v.facts['probe_error']}")
@@ -139,8 +148,10 @@ def _ops(v: Verdict) -> bool:
             v.problem(f"{label} failed: {op['error']}")
         elif not op.get("ok"):
             v.check(label, False, f"wrong result, max error {op.get('max_abs_err')}")
-            v.problem(f"{label} gave a wrong result (max error {op.get('max_abs_err')} against "
-                      "the reference)")
+            v.problem(
+                f"{label} gave a wrong result (max error {op.get('max_abs_err')} against "
+                "the reference)"
+            )
         else:
             placed = op.get("placed_on")
             v.check(label, True, f"placed on {placed}" if placed else "")
@@ -155,10 +166,16 @@ def _ops(v: Verdict) -> bool:
 
 def gpu_not_expected(v: Verdict, gpu_used: bool) -> None:
     if not v.wants_gpu and not gpu_used:
-        why = ("the plan chose the CPU" if v.expectations.source == "plan"
-               else "no plan was given, so the CPU is what must work")
-        v.notes.append(f"a GPU was not expected ({why}); the CPU path works" if all(
-            c.ok for c in v.checks) else f"a GPU was not expected ({why})")
+        why = (
+            "the plan chose the CPU"
+            if v.expectations.source == "plan"
+            else "no plan was given, so the CPU is what must work"
+        )
+        v.notes.append(
+            f"a GPU was not expected ({why}); the CPU path works"
+            if all(c.ok for c in v.checks)
+            else f"a GPU was not expected ({why})"
+        )
 
 
 def judge(name: str, expectations: Expectations, run: ProbeRun) -> FrameworkReport:

@@ -38,20 +38,31 @@ class FrameworkReport:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "name": self.name, "ok": self.ok, "version": self.version, "build": self.build,
-            "device": self.device, "checks": [c.to_json() for c in self.checks],
-            "problems": list(self.problems), "fix": list(self.fix), "notes": list(self.notes),
+            "name": self.name,
+            "ok": self.ok,
+            "version": self.version,
+            "build": self.build,
+            "device": self.device,
+            "checks": [c.to_json() for c in self.checks],
+            "problems": list(self.problems),
+            "fix": list(self.fix),
+            "notes": list(self.notes),
             "seconds": self.seconds,
         }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> FrameworkReport:
         return cls(
-            name=str(data["name"]), ok=bool(data["ok"]), version=data.get("version"),
-            build=data.get("build"), device=data.get("device"),
+            name=str(data["name"]),
+            ok=bool(data["ok"]),
+            version=data.get("version"),
+            build=data.get("build"),
+            device=data.get("device"),
             checks=[Check.from_json(c) for c in data.get("checks") or []],
-            problems=list(data.get("problems") or []), fix=list(data.get("fix") or []),
-            notes=list(data.get("notes") or []), seconds=data.get("seconds"),
+            problems=list(data.get("problems") or []),
+            fix=list(data.get("fix") or []),
+            notes=list(data.get("notes") or []),
+            seconds=data.get("seconds"),
         )
 
 
@@ -70,20 +81,27 @@ class Report:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "schema": REPORT_SCHEMA, "ok": self.ok, "python": self.python,
-            "python_version": self.python_version, "accelerator": self.accelerator,
+            "schema": REPORT_SCHEMA,
+            "ok": self.ok,
+            "python": self.python,
+            "python_version": self.python_version,
+            "accelerator": self.accelerator,
             "frameworks": {f.name: f.to_json() for f in self.frameworks},
-            "problems": list(self.problems), "notes": list(self.notes),
+            "problems": list(self.problems),
+            "notes": list(self.notes),
         }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Report:
         return cls(
-            python=str(data["python"]), python_version=data.get("python_version"),
+            python=str(data["python"]),
+            python_version=data.get("python_version"),
             accelerator=str(data.get("accelerator") or "cpu"),
-            frameworks=tuple(FrameworkReport.from_json(f)
-                             for f in (data.get("frameworks") or {}).values()),
-            problems=tuple(data.get("problems") or ()), notes=tuple(data.get("notes") or ()),
+            frameworks=tuple(
+                FrameworkReport.from_json(f) for f in (data.get("frameworks") or {}).values()
+            ),
+            problems=tuple(data.get("problems") or ()),
+            notes=tuple(data.get("notes") or ()),
         )
 
     def render(self) -> str:
@@ -105,7 +123,10 @@ class Report:
             lines += [f"    problem: {p}" for p in fw.problems]
             lines += [f"    fix: {f}" for f in fw.fix]
             lines += [f"    note: {n}" for n in fw.notes]
-        verdict = "the environment works as planned" if self.ok else (
-            "the environment does NOT do what its plan promised")
+        verdict = (
+            "the environment works as planned"
+            if self.ok
+            else ("the environment does NOT do what its plan promised")
+        )
         lines.append(f"Verdict: {verdict}")
         return "\n".join(lines)

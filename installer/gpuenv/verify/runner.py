@@ -38,20 +38,28 @@ class ProbeRun:
     launch_error: Optional[str] = None  # the interpreter could not be started
 
 
-def _parse(probe: str, stdout: str, stderr: str, returncode: Optional[int], timed_out: bool,
-           seconds: float) -> ProbeRun:
+def _parse(
+    probe: str, stdout: str, stderr: str, returncode: Optional[int], timed_out: bool, seconds: float
+) -> ProbeRun:
     facts = None
     for line in reversed(stdout.splitlines()):
         if line.startswith(RESULT_MARKER):
             try:
-                facts = json.loads(line[len(RESULT_MARKER):])
+                facts = json.loads(line[len(RESULT_MARKER) :])
             except ValueError:
                 facts = None
             break
-    stages = [ln[len(STAGE_MARKER):] for ln in stderr.splitlines() if ln.startswith(STAGE_MARKER)]
+    stages = [ln[len(STAGE_MARKER) :] for ln in stderr.splitlines() if ln.startswith(STAGE_MARKER)]
     rest = [ln for ln in stderr.splitlines() if not ln.startswith(STAGE_MARKER) and ln.strip()]
-    return ProbeRun(probe, facts, returncode, timed_out, seconds,
-                    stages[-1] if stages else None, tuple(rest[-_STDERR_LINES:]))
+    return ProbeRun(
+        probe,
+        facts,
+        returncode,
+        timed_out,
+        seconds,
+        stages[-1] if stages else None,
+        tuple(rest[-_STDERR_LINES:]),
+    )
 
 
 def _kill(proc: subprocess.Popen[str]) -> None:
@@ -65,17 +73,29 @@ def _kill(proc: subprocess.Popen[str]) -> None:
         proc.kill()
 
 
-def run_probe(python: Path, probe: str, *, timeout: float,
-              env: Optional[Mapping[str, str]] = None, script: Optional[Path] = None) -> ProbeRun:
+def run_probe(
+    python: Path,
+    probe: str,
+    *,
+    timeout: float,
+    env: Optional[Mapping[str, str]] = None,
+    script: Optional[Path] = None,
+) -> ProbeRun:
     """`python -I <probe script>`; `script` overrides the script (tests use a hanging one)."""
     child_env = {**_CHILD_DEFAULTS, **(os.environ if env is None else env)}
     path = script or probe_path(probe)
     start = time.monotonic()
     try:
         proc = subprocess.Popen(
-            [str(python), "-I", str(path)], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True, encoding="utf-8", errors="replace",
-            env=child_env, start_new_session=sys.platform != "win32",
+            [str(python), "-I", str(path)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            env=child_env,
+            start_new_session=sys.platform != "win32",
         )
     except OSError as exc:
         return ProbeRun(probe, None, None, False, 0.0, None, (), launch_error=str(exc))
@@ -90,5 +110,6 @@ def run_probe(python: Path, probe: str, *, timeout: float,
             out, err = "", ""
         timed_out = True
     seconds = round(time.monotonic() - start, 2)
-    return _parse(probe, out or "", err or "", None if timed_out else proc.returncode,
-                  timed_out, seconds)
+    return _parse(
+        probe, out or "", err or "", None if timed_out else proc.returncode, timed_out, seconds
+    )

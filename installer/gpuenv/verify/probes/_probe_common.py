@@ -52,8 +52,9 @@ def collect_messages(result: Result, loggers: List[str]) -> None:
     sink: List[str] = result.setdefault("messages", [])
     original = warnings.showwarning
 
-    def show(message: Any, category: Any, filename: str, lineno: int,
-             file: Any = None, line: Any = None) -> None:
+    def show(
+        message: Any, category: Any, filename: str, lineno: int, file: Any = None, line: Any = None
+    ) -> None:
         sink.append(f"{getattr(category, '__name__', 'Warning')}: {message}"[:_MAX_TEXT])
         original(message, category, filename, lineno, file, line)
 
@@ -98,8 +99,14 @@ def base_facts(probe: str) -> Result:
 
 
 def op_record(name: str, device: str) -> Result:
-    return {"name": name, "device": device, "ran": False, "ok": False,
-            "max_abs_err": None, "error": None}
+    return {
+        "name": name,
+        "device": device,
+        "ran": False,
+        "ok": False,
+        "max_abs_err": None,
+        "error": None,
+    }
 
 
 def matmul_inputs(n: int = 32) -> Any:
@@ -116,10 +123,19 @@ def matmul_reference(a: List[List[float]], b: List[List[float]]) -> List[List[fl
 
 def conv_inputs() -> Any:
     """x: 1x3x8x8 (NCHW), w: 4x3x3x3 (OIHW), nested lists."""
-    x = [[[[((c * 64 + i * 8 + j) % 11) / 11.0 for j in range(8)] for i in range(8)]
-          for c in range(3)]]
-    w = [[[[((o * 27 + c * 9 + i * 3 + j) % 3) / 3.0 for j in range(3)] for i in range(3)]
-          for c in range(3)] for o in range(4)]
+    x = [
+        [
+            [[((c * 64 + i * 8 + j) % 11) / 11.0 for j in range(8)] for i in range(8)]
+            for c in range(3)
+        ]
+    ]
+    w = [
+        [
+            [[((o * 27 + c * 9 + i * 3 + j) % 3) / 3.0 for j in range(3)] for i in range(3)]
+            for c in range(3)
+        ]
+        for o in range(4)
+    ]
     return x, w
 
 
@@ -127,10 +143,24 @@ def conv2d_reference(x: Any, w: Any) -> Any:
     """Cross-correlation, stride 1, no padding, as torch.nn.functional.conv2d computes it."""
     size = len(x[0][0]) - len(w[0][0]) + 1
     k = len(w[0][0])
-    return [[[[sum(x[n][c][i + di][j + dj] * w[o][c][di][dj]
-                   for c in range(len(w[o])) for di in range(k) for dj in range(k))
-               for j in range(size)] for i in range(size)] for o in range(len(w))]
-            for n in range(len(x))]
+    return [
+        [
+            [
+                [
+                    sum(
+                        x[n][c][i + di][j + dj] * w[o][c][di][dj]
+                        for c in range(len(w[o]))
+                        for di in range(k)
+                        for dj in range(k)
+                    )
+                    for j in range(size)
+                ]
+                for i in range(size)
+            ]
+            for o in range(len(w))
+        ]
+        for n in range(len(x))
+    ]
 
 
 def max_abs_error(got: Any, want: Any) -> float:

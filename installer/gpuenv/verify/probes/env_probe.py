@@ -1,4 +1,3 @@
-
 """Which frameworks this environment has (found, not imported), as one JSON line. Python 3.8+."""
 
 from __future__ import annotations

@@ -84,9 +84,18 @@ def probe(result: Result) -> None:
     except Exception as exc:
         build_info = {}
         result["build_info_error"] = common.error_text(exc)
-    result["build_info"] = {k: str(v) for k, v in build_info.items()
-                            if k in ("cuda_version", "cudnn_version", "is_cuda_build",
-                                     "is_rocm_build", "cuda_compute_capabilities")}
+    result["build_info"] = {
+        k: str(v)
+        for k, v in build_info.items()
+        if k
+        in (
+            "cuda_version",
+            "cudnn_version",
+            "is_cuda_build",
+            "is_rocm_build",
+            "cuda_compute_capabilities",
+        )
+    }
     common.stage("tf.config.list_physical_devices('GPU')")
     gpus = _devices(tf, result, "GPU")
     result["gpus"] = gpus

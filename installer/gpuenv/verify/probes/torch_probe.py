@@ -1,4 +1,3 @@
-
 """Facts about torch in this environment, as one JSON line (see _probe_common). Python 3.8+."""
 
 from __future__ import annotations

@@ -1,0 +1,36 @@
+"""The parent side of gpuenv.conda.rattler_child."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+RATTLER_TIMEOUT = 900.0
+
+
+class CondaError(RuntimeError):
+    pass
+
+
+def run_rattler(request: dict[str, Any], timeout: float = RATTLER_TIMEOUT) -> dict[str, Any]:
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "gpuenv.conda.rattler_child"],
+            input=json.dumps(request),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise CondaError(f"py-rattler did not finish within {timeout:.0f}s") from exc
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if not lines:
+        tail = (done.stderr or done.stdout).strip()[-2000:]
+        raise CondaError(f"py-rattler failed (exit {done.returncode}): {tail}")
+    result: dict[str, Any] = json.loads(lines[-1])
+    if not result.get("ok"):
+        raise CondaError(str(result.get("error")))
+    return result

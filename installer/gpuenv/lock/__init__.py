@@ -1,0 +1,123 @@
+"""lock: a Plan becomes a lockfile: every file, for the target platform, with its hash.
+
+result = lock_plan(plan, LockOptions(output=Path("gpuenv.lock.yml")))
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from gpuenv.indexes import IndexConfig, user_index_config
+from gpuenv.lock.conda import DEFAULT_CHANNELS, solve_conda
+from gpuenv.lock.errors import LockError
+from gpuenv.lock.lockfile import LockInputs, build_lockfile, read_lockfile, write_lockfile
+from gpuenv.lock.pypi import compile_pip
+from gpuenv.resolve.plan import Plan
+
+__all__ = ["LockError", "LockOptions", "LockResult", "check_lockfile", "lock_plan"]
+
+
+@dataclass(frozen=True)
+class LockOptions:
+    output: Path
+    channels: tuple[str, ...] = DEFAULT_CHANNELS
+    portable: bool = False
+    exclude_newer: str = "auto"  # auto: the plan's era for old stacks; none; or a date
+    machine_class: Optional[str] = None
+    indexes: Optional[IndexConfig] = None  # None: the user's pip/uv configuration
+    format: str = "conda-lock"  # or pylock (PEP 751, pip-only plans)
+
+
+@dataclass(frozen=True)
+class LockResult:
+    path: Path
+    plan: Plan
+    inputs_hash: str
+    pip_count: int
+    conda_count: int
+    exclude_newer: Optional[str]
+    notes: tuple[str, ...] = field(default=())
+
+
+def effective_exclude_newer(plan: Plan, option: str) -> Optional[str]:
+    if option == "none":
+        return None
+    if option == "auto":
+        return plan.exclude_newer
+    try:
+        return dt.date.fromisoformat(option).isoformat()
+    except ValueError:
+        raise LockError(
+            f"--exclude-newer {option!r}: expected auto, none or a date (2024-06-30)"
+        ) from None
+
+
+def lock_inputs(plan: Plan, options: LockOptions, indexes: IndexConfig) -> LockInputs:
+    return LockInputs(
+        plan=plan,
+        channels=options.channels,
+        portable=options.portable,
+        exclude_newer=effective_exclude_newer(plan, options.exclude_newer),
+        indexes=indexes.all_indexes() + indexes.find_links,
+        machine_class=options.machine_class,
+    )
+
+
+def lock_plan(plan: Plan, options: LockOptions) -> LockResult:
+    indexes = options.indexes or user_index_config()
+    inputs = lock_inputs(plan, options, indexes)
+    if options.format == "pylock" and plan.conda:
+        raise LockError(
+            "this plan needs conda packages (" + ", ".join(plan.conda) + "); PEP 751 pylock.toml"
+            " holds pip packages only: write a conda-lock file instead"
+        )
+    pip = compile_pip(plan, indexes=indexes, exclude_newer=inputs.exclude_newer)
+    conda = solve_conda(plan, channels=options.channels)
+    if options.format == "pylock":
+        from gpuenv.lock.pylock_export import write_pylock
+
+        write_pylock(plan, pip, options.output)
+    else:
+        write_lockfile(build_lockfile(inputs, pip, conda), options.output)
+    return LockResult(
+        path=options.output,
+        plan=plan,
+        inputs_hash=inputs.digest(),
+        pip_count=len(pip),
+        conda_count=len(conda),
+        exclude_newer=inputs.exclude_newer,
+        notes=indexes.notes,
+    )
+
+
+def check_lockfile(plan: Plan, options: LockOptions) -> tuple[bool, str]:
+    """Whether the lockfile at options.output was made from these inputs (no network)."""
+    indexes = options.indexes or user_index_config()
+    expected = lock_inputs(plan, options, indexes).digest()
+    if not options.output.exists():
+        return False, f"{options.output} does not exist"
+    locked = read_lockfile(options.output)
+    if locked.inputs_hash == expected:
+        return True, f"{options.output} is up to date"
+    changes = _plan_changes(locked.plan, plan)
+    return False, f"{options.output} is stale: " + (
+        "; ".join(changes) or "its lock options changed"
+    )
+
+
+def _plan_changes(old: Plan, new: Plan) -> list[str]:
+    out = []
+    if old.python != new.python:
+        out.append(f"Python {old.python} -> {new.python}")
+    for name in sorted(set(old.frameworks) | set(new.frameworks)):
+        a, b = old.frameworks.get(name), new.frameworks.get(name)
+        before = f"{a.version} [{a.variant}]" if a else "absent"
+        after = f"{b.version} [{b.variant}]" if b else "absent"
+        if before != after:
+            out.append(f"{name} {before} -> {after}")
+    if old.companions != new.companions:
+        out.append("companion pins changed")
+    return out

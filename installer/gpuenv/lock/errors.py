@@ -1,0 +1,15 @@
+"""What can go wrong while locking, each with the one message a user needs."""
+
+from __future__ import annotations
+
+
+class LockError(RuntimeError):
+    """The lock cannot be made; the message says why and what to do."""
+
+
+class UnsatisfiableError(LockError):
+    """The requirements conflict: the message names which with which."""
+
+
+class SourceUnreachableError(LockError):
+    """An index or channel could not be reached: the message names it."""

@@ -1,0 +1,252 @@
+"""gpuenv's lockfiles: conda-lock's v1 format, written and read through conda-lock itself.
+
+gpuenv keeps what install and verify need in conda-lock's `custom_metadata` (string values):
+the Plan, the inputs hash, the machine class, and for conda packages the record fields that
+conda-lock's own entries lack (build number, noarch kind, constraints, size).
+
+Portable pip entries (`--portable`) carry no host: their url is `index:///<project>/<file>`;
+install finds that file on the installing machine's configured index and checks its sha256.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+from urllib.parse import quote, unquote, urlsplit
+
+from gpuenv.lock.conda import CondaArtifact
+from gpuenv.lock.errors import LockError
+from gpuenv.lock.pypi import PipArtifact
+from gpuenv.resolve.plan import Plan
+
+LOCK_FORMAT = "1"
+PORTABLE_PREFIX = "index:///"
+_META = "gpuenv."
+
+
+class LockfileError(LockError):
+    pass
+
+
+@dataclass(frozen=True)
+class LockInputs:
+    """Everything a lock is a function of; its digest decides whether a lockfile is stale."""
+
+    plan: Plan
+    channels: tuple[str, ...]
+    portable: bool
+    exclude_newer: Optional[str]
+    indexes: tuple[str, ...]  # the user's index URLs; part of the inputs only when not portable
+    machine_class: Optional[str] = None
+
+    def digest(self) -> str:
+        plan = self.plan.to_json(with_rejected=False)
+        for wording in ("reasons", "warnings", "fixes", "knowledge_base"):
+            plan.pop(wording, None)  # explanations change without changing the stack
+        data = {
+            "lock_format": LOCK_FORMAT,
+            "plan": plan,
+            "channels": list(self.channels) if self.plan.conda else [],
+            "portable": self.portable,
+            "exclude_newer": self.exclude_newer,
+            "indexes": [] if self.portable else list(self.indexes),
+            "machine_class": self.machine_class,
+        }
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class PipEntry:
+    name: str
+    version: str
+    url: str  # a real URL, or index:///<project>/<file> when portable
+    sha256: str
+
+    @property
+    def portable(self) -> bool:
+        return self.url.startswith(PORTABLE_PREFIX)
+
+    @property
+    def filename(self) -> str:
+        return unquote(urlsplit(self.url).path.rsplit("/", 1)[-1])
+
+
+@dataclass(frozen=True)
+class LockedEnvironment:
+    """A lockfile as install and verify see it."""
+
+    path: Path
+    platform: str
+    plan: Plan
+    inputs_hash: str
+    machine_class: Optional[str]
+    conda: tuple[dict[str, Any], ...]  # rattler records
+    pip: tuple[PipEntry, ...]
+    content_sha256: str  # of the file itself: what an environment was installed from
+
+    @property
+    def python(self) -> str:
+        return self.plan.python
+
+
+def portable_url(artifact: PipArtifact) -> str:
+    return f"{PORTABLE_PREFIX}{artifact.name}/{quote(artifact.filename)}"
+
+
+def build_lockfile(inputs: LockInputs, pip: list[PipArtifact], conda: list[CondaArtifact]) -> Any:
+    """The conda-lock Lockfile object (conda-lock is imported here only: it is heavy)."""
+    from conda_lock.lockfile.v1.models import HashModel
+    from conda_lock.lockfile.v2prelim.models import LockedDependency, Lockfile, LockMeta
+    from conda_lock.models.channel import Channel
+
+    plan = inputs.plan
+    platform = plan.platform
+    packages = []
+    conda_extra: dict[str, str] = {}
+    for art in conda:
+        r = art.record
+        packages.append(
+            LockedDependency(
+                name=r["name"],
+                version=r["version"],
+                manager="conda",
+                platform=platform,
+                dependencies=_conda_dependencies(r["depends"]),
+                url=r["url"],
+                hash=HashModel(md5=r["md5"], sha256=r["sha256"]),
+                build=r["build"],
+                categories={"main"},
+            )
+        )
+        conda_extra[f"{_META}conda.{r['name']}"] = json.dumps(
+            {
+                k: r[k]
+                for k in (
+                    "build_number",
+                    "subdir",
+                    "constrains",
+                    "size",
+                    "noarch",
+                    "file_name",
+                    "channel",
+                )
+            },
+            sort_keys=True,
+        )
+    for wheel in pip:
+        url = portable_url(wheel) if inputs.portable and wheel.index is None else wheel.url
+        packages.append(
+            LockedDependency(
+                name=wheel.name,
+                version=wheel.version,
+                manager="pip",
+                platform=platform,
+                dependencies={},
+                url=url,
+                hash=HashModel(sha256=wheel.sha256),
+                categories={"main"},
+            )
+        )
+    custom = {
+        f"{_META}format": LOCK_FORMAT,
+        f"{_META}inputs_hash": inputs.digest(),
+        f"{_META}plan": json.dumps(plan.to_json(with_rejected=False), sort_keys=True),
+        f"{_META}python": plan.python,
+        f"{_META}accelerator": plan.accelerator,
+        f"{_META}knowledge_base": plan.knowledge_base,
+        f"{_META}portable": "true" if inputs.portable else "false",
+        **conda_extra,
+    }
+    if inputs.machine_class:
+        custom[f"{_META}machine_class"] = inputs.machine_class
+    metadata = LockMeta(
+        content_hash={platform: inputs.digest()},
+        channels=[Channel.from_string(c) for c in (inputs.channels if conda else ())],
+        platforms=[platform],
+        sources=["gpuenv"],
+        custom_metadata=dict(sorted(custom.items())),
+    )
+    return Lockfile(package=packages, metadata=metadata)
+
+
+def _conda_dependencies(depends: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for dep in depends:
+        name, _, spec = dep.partition(" ")
+        out[name] = spec.strip()
+    return out
+
+
+def write_lockfile(lockfile: Any, path: Path) -> None:
+    """Write atomically: a half-written lockfile never replaces a good one."""
+    from conda_lock.lockfile import write_conda_lock_file
+
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    # conda-lock writes the file name into its help text, so write under the final name in a
+    # private folder beside the target, then move it into place in one rename.
+    with tempfile.TemporaryDirectory(dir=path.parent, prefix=".gpuenv-lock-") as tmp:
+        staged = Path(tmp) / path.name
+        write_conda_lock_file(lockfile, staged, metadata_choices=None, include_help_text=True)
+        with staged.open("rb") as fh:
+            os.fsync(fh.fileno())
+        os.replace(staged, path)
+
+
+def read_lockfile(path: Path) -> LockedEnvironment:
+    from conda_lock.lockfile import parse_conda_lock_file
+
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise LockfileError(f"cannot read lockfile {path}: {exc.strerror or exc}") from exc
+    try:
+        lockfile = parse_conda_lock_file(path)
+    except Exception as exc:  # conda-lock raises pydantic and YAML errors of many kinds
+        raise LockfileError(f"{path} is not a conda-lock file: {exc}") from exc
+    custom = lockfile.metadata.custom_metadata or {}
+    if custom.get(f"{_META}format") != LOCK_FORMAT:
+        raise LockfileError(
+            f"{path} was not written by gpuenv (or by an incompatible version): no gpuenv plan in it"
+        )
+    plan = Plan.from_json(json.loads(custom[f"{_META}plan"]))
+    platforms = lockfile.metadata.platforms
+    if len(platforms) != 1:
+        raise LockfileError(f"{path}: gpuenv lockfiles hold one platform, this one has {platforms}")
+    conda: list[dict[str, Any]] = []
+    pip: list[PipEntry] = []
+    for dep in lockfile.package:
+        if dep.manager == "conda":
+            extra = json.loads(custom.get(f"{_META}conda.{dep.name}", "{}"))
+            conda.append(
+                {
+                    "name": dep.name,
+                    "version": dep.version,
+                    "build": dep.build or "",
+                    "url": dep.url,
+                    "md5": dep.hash.md5,
+                    "sha256": dep.hash.sha256,
+                    "depends": [f"{k} {v}".strip() for k, v in dep.dependencies.items()],
+                    **extra,
+                }
+            )
+        else:
+            if not dep.hash.sha256:
+                raise LockfileError(f"{path}: pip entry {dep.name} has no sha256")
+            pip.append(PipEntry(dep.name, dep.version, dep.url, dep.hash.sha256))
+    return LockedEnvironment(
+        path=path,
+        platform=platforms[0],
+        plan=plan,
+        inputs_hash=custom.get(f"{_META}inputs_hash", ""),
+        machine_class=custom.get(f"{_META}machine_class"),
+        conda=tuple(sorted(conda, key=lambda r: r["name"])),
+        pip=tuple(sorted(pip, key=lambda p: p.name)),
+        content_sha256=hashlib.sha256(raw).hexdigest(),
+    )

@@ -1,0 +1,180 @@
+"""The PyPI part of a lock: uv resolves the plan's pip requirements for the target.
+
+Each framework build is routed to the index that publishes it (`[tool.uv.sources]` with an
+explicit index), everything else comes from the user's configured index. uv writes PEP 751
+(`pylock.toml`), which names the one file per package for the target and its sha256.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+from urllib.parse import unquote, urlsplit
+
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+from gpuenv.indexes import IndexConfig
+from gpuenv.lock.errors import LockError, SourceUnreachableError, UnsatisfiableError
+from gpuenv.lock.targets import uv_python_platform
+from gpuenv.resolve.plan import Plan
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+UV_TIMEOUT = 900.0
+_NETWORK_HINTS = re.compile(
+    r"(failed to fetch|error sending request|dns error|connection refused|timed out|"
+    r"could not connect|network is unreachable|tcp connect error|failed to download)",
+    re.I,
+)
+_URL = re.compile(r"(?:https?|file)://[^\s`'\")]+")
+
+
+@dataclass(frozen=True)
+class PipArtifact:
+    name: str  # canonical project name
+    version: str
+    url: str
+    sha256: str
+    index: Optional[str]  # the plan's framework index it came from; None: the user's indexes
+
+    @property
+    def filename(self) -> str:
+        return unquote(urlsplit(self.url).path.rsplit("/", 1)[-1])
+
+
+def find_uv() -> str:
+    try:
+        from uv import find_uv_bin
+    except ImportError as exc:  # pragma: no cover - uv is a dependency
+        raise LockError("uv is not installed; reinstall gpuenv (`pip install gpuenv`)") from exc
+    return str(find_uv_bin())
+
+
+def compile_pip(
+    plan: Plan,
+    *,
+    indexes: IndexConfig,
+    exclude_newer: Optional[str],
+    uv: Optional[str] = None,
+    extra_args: tuple[str, ...] = (),
+) -> list[PipArtifact]:
+    """Resolve the plan's pip part for its platform and Python; every artifact has a sha256."""
+    requirements = [p.requirement for p in plan.pip] + list(plan.companions)
+    if not requirements:
+        return []
+    routed: dict[str, str] = {}  # project -> explicit index
+    for req in plan.pip:
+        if req.index:
+            routed[canonicalize_name(Requirement(req.requirement).name)] = req.index
+    with tempfile.TemporaryDirectory(prefix="gpuenv-lock-") as tmp:
+        work = Path(tmp)
+        (work / "pyproject.toml").write_text(_project(requirements, routed), encoding="utf-8")
+        out = work / "pylock.toml"
+        cmd = [
+            uv or find_uv(),
+            "pip",
+            "compile",
+            str(work / "pyproject.toml"),
+            "--output-file",
+            str(out),
+            "--format",
+            "pylock.toml",
+            "--python-version",
+            plan.python,
+            "--python-platform",
+            uv_python_platform(plan.platform, plan.glibc),
+            # uv looks for an interpreter of that version otherwise; any will do for a lock
+            "--python",
+            sys.executable,
+            "--no-header",
+            "--quiet",
+            *indexes.uv_args(),
+        ]
+        if exclude_newer:
+            cmd += ["--exclude-newer", exclude_newer]
+            # framework indexes publish no upload times; the cut-off cannot apply to them
+            for project in sorted(routed):
+                cmd += ["--exclude-newer-package", f"{project}=false"]
+        cmd += list(extra_args)
+        try:
+            done = subprocess.run(
+                cmd, capture_output=True, text=True, timeout=UV_TIMEOUT, check=False
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise SourceUnreachableError(
+                f"uv did not finish resolving within {UV_TIMEOUT:.0f}s; an index may be unreachable"
+                f" ({', '.join(indexes.all_indexes() + tuple(routed.values())) or 'default index'})"
+            ) from exc
+        if done.returncode != 0:
+            raise _uv_error(done.stderr, requirements)
+        return _artifacts(out.read_text(encoding="utf-8"), routed)
+
+
+def _project(requirements: list[str], routed: dict[str, str]) -> str:
+    lines = [
+        "[project]",
+        'name = "gpuenv-lock-input"',
+        'version = "0"',
+        f"dependencies = {json.dumps(requirements)}",
+    ]
+    names = {url: f"gpuenv-{i}" for i, url in enumerate(sorted(set(routed.values())))}
+    for url, name in names.items():
+        lines += [
+            "",
+            "[[tool.uv.index]]",
+            f'name = "{name}"',
+            f"url = {json.dumps(url)}",
+            "explicit = true",
+        ]
+    if routed:
+        lines += ["", "[tool.uv.sources]"]
+        lines += [
+            f'{project} = {{ index = "{names[url]}" }}' for project, url in sorted(routed.items())
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def _artifacts(pylock_text: str, routed: dict[str, str]) -> list[PipArtifact]:
+    data = tomllib.loads(pylock_text)
+    out: list[PipArtifact] = []
+    for package in data.get("packages", []):
+        name = canonicalize_name(package["name"])
+        wheels = package.get("wheels") or []
+        if not wheels:
+            raise LockError(
+                f"{name} {package.get('version')} has no wheel for this platform (only a source"
+                " distribution); gpuenv locks wheels only, so that installs need no compiler"
+            )
+        if len(wheels) > 1:  # uv lists only the target's wheel; take the first if not
+            wheels = sorted(wheels, key=lambda w: w["url"])
+        wheel = wheels[0]
+        sha = (wheel.get("hashes") or {}).get("sha256")
+        if not sha:
+            raise LockError(f"{name}: the index gave no sha256 for {wheel['url']}")
+        out.append(PipArtifact(name, str(package["version"]), wheel["url"], sha, routed.get(name)))
+    return sorted(out, key=lambda a: a.name)
+
+
+def _uv_error(stderr: str, requirements: list[str]) -> LockError:
+    text = stderr.strip()
+    lines = [line for line in text.splitlines() if line.strip()]
+    summary = "\n".join(lines[-12:])
+    if _NETWORK_HINTS.search(text):
+        urls = sorted(set(_URL.findall(text)))
+        where = ", ".join(urls[:3]) or "the package index"
+        return SourceUnreachableError(f"could not reach {where}:\n{summary}")
+    if "unsatisfiable" in text or "No solution found" in text:
+        return UnsatisfiableError(
+            "the pip requirements conflict (" + ", ".join(requirements) + "):\n" + summary
+        )
+    return LockError(f"uv failed:\n{summary}")
