@@ -407,6 +407,7 @@ def build_conda_package(
     depends: Sequence[str] = (),
     constrains: Sequence[str] = (),
     files: Mapping[str, str] | None = None,
+    symlinks: Mapping[str, str] | None = None,
 ) -> Path:
     """Write a ``.tar.bz2`` conda package directly into ``out_dir`` and return its path.
 
@@ -421,6 +422,8 @@ def build_conda_package(
         constrains: Run constraints (``info/index.json`` ``constrains``).
         files: Payload, prefix-relative path -> text.  When omitted the
             package holds ``share/gpuenv-test/{name}.txt``.
+        symlinks: Payload symlinks, prefix-relative path -> link target
+            (``path_type: softlink`` in ``info/paths.json``).
 
     The archive holds ``info/index.json``, ``info/paths.json``, ``info/files``
     and the payload, with fixed mtimes and owners, so it is reproducible.
@@ -462,10 +465,14 @@ def build_conda_package(
                 "size_in_bytes": len(data),
             }
             for path, data in payload_bytes.items()
+        ]
+        + [
+            {"_path": path, "path_type": "softlink", "size_in_bytes": 0}
+            for path in sorted(symlinks or {})
         ],
         "paths_version": 1,
     }
-    info_files = "".join(f"{path}\n" for path in payload_bytes)
+    info_files = "".join(f"{path}\n" for path in [*payload_bytes, *sorted(symlinks or {})])
 
     raw = io.BytesIO()
     with tarfile.open(fileobj=raw, mode="w", format=tarfile.PAX_FORMAT) as tar:
@@ -474,6 +481,13 @@ def build_conda_package(
         _tar_add(tar, "info/paths.json", _dumps(paths_json))
         for path, data in payload_bytes.items():
             _tar_add(tar, path, data)
+        for path, target in sorted((symlinks or {}).items()):
+            link = tarfile.TarInfo(path)
+            link.type = tarfile.SYMTYPE
+            link.linkname = target
+            link.mtime = _CONDA_TIMESTAMP_MS // 1000
+            link.mode = 0o777
+            tar.addfile(link)
 
     target = out_dir / f"{name}-{version}-{build}.tar.bz2"
     target.write_bytes(bz2.compress(raw.getvalue(), 9))

@@ -1,35 +1,47 @@
-"""The gpuenv command line: thin: parse, call, print. Each command lives in gpuenv.commands."""
+"""The gpuenv command line: thin: parse, call, print. Each command lives in gpuenv.commands and
+is imported only when it runs, so a command pays only for its own imports."""
 
 from __future__ import annotations
 
+import importlib
 import sys
-from typing import Any
+from typing import Any, Optional
 
 import click
 
 from gpuenv import __version__
-from gpuenv.commands.detect import detect
-from gpuenv.commands.lock import lock_command
-from gpuenv.commands.recipes import recipes
-from gpuenv.commands.resolve import explain_command, resolve_command
-from gpuenv.conda.client import CondaError
-from gpuenv.errors import USER_ERRORS, exit_code
-from gpuenv.lock.errors import LockError
-from gpuenv.recipes import RecipeError
-from gpuenv.resolve import ResolveError
+
+COMMANDS = {
+    "detect": "gpuenv.commands.detect:detect",
+    "resolve": "gpuenv.commands.resolve:resolve_command",
+    "explain": "gpuenv.commands.resolve:explain_command",
+    "lock": "gpuenv.commands.lock:lock_command",
+    "install": "gpuenv.commands.install:install_command",
+    "fetch": "gpuenv.commands.install:fetch_command",
+    "verify": "gpuenv.commands.verify:verify",
+    "envs": "gpuenv.commands.envs:envs_command",
+    "recipes": "gpuenv.commands.recipes:recipes",
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> Optional[click.Command]:
+        target = COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module, _, attr = target.partition(":")
+        command = getattr(importlib.import_module(module), attr)
+        assert isinstance(command, click.Command)
+        return command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="gpuenv")
 def cli() -> None:
     """Which CUDA, cuDNN, TensorFlow, PyTorch and JAX this GPU needs: detect, resolve, lock, install, verify."""
-
-
-cli.add_command(detect)
-cli.add_command(resolve_command)
-cli.add_command(explain_command)
-cli.add_command(recipes)
-cli.add_command(lock_command)
 
 
 def main(argv: Any = None) -> None:
@@ -41,9 +53,14 @@ def main(argv: Any = None) -> None:
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
-    except (*USER_ERRORS, ResolveError, RecipeError, LockError, CondaError) as exc:
-        click.echo(f"gpuenv: error: {exc}", err=True)
-        sys.exit(exit_code(exc))
     except BrokenPipeError:
         sys.exit(1)
+    except Exception as exc:
+        from gpuenv.errors import exit_code
+
+        status = exit_code(exc)
+        if status is None:
+            raise  # a bug: the traceback is the most useful report
+        click.echo(f"gpuenv: error: {exc}", err=True)
+        sys.exit(status)
     sys.exit(code if isinstance(code, int) else 0)

@@ -6,19 +6,15 @@ release lists and, per platform, the Python versions that have wheels.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
-from pathlib import Path
 from typing import Optional
 
-from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from gpuenv.recipes import KnowledgeBase, Release
 from gpuenv.recipes_check import Finding
-
-JSON_ACCEPT = "application/vnd.pypi.simple.v1+json, text/html;q=0.1"
-_HREF = re.compile(r'href="([^"]+)"', re.I)
+from gpuenv.simple_index import project_files
 
 
 def platform_of(tag_platform: str) -> tuple[str, ...]:
@@ -63,42 +59,8 @@ def wheel_pythons(filenames: Iterable[str]) -> dict[Version, dict[str, set[str]]
 
 
 def fetch_filenames(index_url: str, project: str, timeout: float = 30.0) -> list[str]:
-    """The file names a simple index lists for a project (http(s) or a local file:// index)."""
-    if index_url.startswith("file://"):
-        return _local_filenames(index_url, project)
-    import requests  # only online look-ups need it
-
-    if index_url.endswith(".html"):  # a find-links page, not a simple index: filter it
-        page = requests.get(index_url, timeout=timeout)
-        page.raise_for_status()
-        names = [h.split("#")[0].rsplit("/", 1)[-1] for h in _HREF.findall(page.text)]
-        return [n for n in names if _wheel_project(n) == canonicalize_name(project)]
-    url = f"{index_url.rstrip('/')}/{project}/"
-    response = requests.get(url, headers={"Accept": JSON_ACCEPT}, timeout=timeout)
-    response.raise_for_status()
-    if "json" in response.headers.get("Content-Type", ""):
-        return [f["filename"] for f in response.json().get("files", [])]
-    return [href.split("#")[0].rsplit("/", 1)[-1] for href in _HREF.findall(response.text)]
-
-
-def _wheel_project(filename: str) -> Optional[str]:
-    try:
-        return str(parse_wheel_filename(filename)[0])
-    except (InvalidWheelFilename, InvalidVersion):
-        return None
-
-
-def _local_filenames(index_url: str, project: str) -> list[str]:
-    from urllib.parse import unquote, urlsplit
-
-    folder = Path(unquote(urlsplit(index_url).path)) / canonicalize_name(project)
-    page = folder / "index.html"
-    if page.is_file():
-        text = page.read_text(encoding="utf-8")
-        return [unquote(h.split("#")[0].rsplit("/", 1)[-1]) for h in _HREF.findall(text)]
-    if folder.is_dir():
-        return sorted(p.name for p in folder.iterdir())
-    raise FileNotFoundError(f"{project} is not in the local index {index_url}")
+    """The file names a simple index (or find-links page) lists for a project."""
+    return sorted(project_files(index_url, project, timeout))
 
 
 def compare(kb: KnowledgeBase, index_url: str, fetch: Optional[object] = None) -> list[Finding]:

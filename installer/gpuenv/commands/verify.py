@@ -8,6 +8,7 @@ from typing import Optional
 
 import click
 
+from gpuenv.commands.env_options import env_options, location
 from gpuenv.verify import Expectations, VerifyError, verify_environment
 
 VERIFY_FAILED_EXIT = 1  # the environment does not do what its plan promised
@@ -67,6 +68,7 @@ def run_verify(
     show_default=True,
     help="Seconds each framework's probe may take.",
 )
+@env_options
 @click.pass_context
 def verify(
     ctx: click.Context,
@@ -74,9 +76,27 @@ def verify(
     expect_json: Optional[Path],
     as_json: bool,
     timeout: float,
+    name: Optional[str],
+    prefix: Optional[Path],
 ) -> None:
-    """Check that an environment's frameworks import, see the GPU they should, and compute."""
-    if python is None:
-        raise click.UsageError("give the environment's interpreter: --python PATH")
+    """Check that an environment's frameworks import, see the GPU they should, and compute.
+
+    By default the environment gpuenv installed (--name default), against the plan it was
+    locked from.
+    """
     expectations = load_expectations(expect_json) if expect_json else None
+    if python is None:
+        from gpuenv.envs.store import interpreter, read_metadata
+        from gpuenv.resolve.plan import Plan
+
+        where = location(name, prefix)
+        env_dir = where.current()
+        if env_dir is None:
+            raise click.UsageError(
+                f"no gpuenv environment at {where.link}: install one (`gpuenv install LOCKFILE`)"
+                " or pass --python PATH"
+            )
+        python = interpreter(env_dir)
+        if expectations is None:
+            expectations = Expectations.from_plan(Plan.from_json(read_metadata(env_dir)["plan"]))
     ctx.exit(run_verify(python, expectations, as_json, timeout))

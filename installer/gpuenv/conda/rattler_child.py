@@ -30,6 +30,12 @@ def _virtual(spec: str) -> Any:
     )
 
 
+def _noarch(value: Any) -> str | None:
+    if value is None or getattr(value, "none", False):
+        return None
+    return "python" if getattr(value, "python", False) else "generic"
+
+
 def _record_json(r: Any) -> dict[str, Any]:
     return {
         "name": r.name.normalized,
@@ -45,7 +51,7 @@ def _record_json(r: Any) -> dict[str, Any]:
         "depends": list(r.depends),
         "constrains": list(r.constrains),
         "size": r.size,
-        "noarch": str(r.noarch) if r.noarch and str(r.noarch) not in ("", "None") else None,
+        "noarch": _noarch(r.noarch),
     }
 
 

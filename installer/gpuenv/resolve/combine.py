@@ -72,7 +72,9 @@ def _library_conflict(chosen: Sequence[Candidate]) -> Optional[Conflict]:
             conda_name, _, wanted = spec.partition("=")
             if conda_name in conda and conda[conda_name][0] != wanted:
                 have, owner = conda[conda_name]
-                return Conflict(f"conda {conda_name}: {owner} needs {have}, {cand.label} needs {wanted}")
+                return Conflict(
+                    f"conda {conda_name}: {owner} needs {have}, {cand.label} needs {wanted}"
+                )
             conda[conda_name] = (wanted, cand.label)
     return None
 

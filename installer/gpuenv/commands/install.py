@@ -1,0 +1,98 @@
+"""`gpuenv install` and `gpuenv fetch`: a lockfile becomes an environment, or a wheelhouse."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Optional
+
+import click
+
+from gpuenv.commands.env_options import env_options, location
+from gpuenv.commands.progress import Reporter
+
+
+@click.command("install")
+@click.argument("lockfile", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@env_options
+@click.option("--offline", is_flag=True, help="Use no network: every file must come from --from.")
+@click.option(
+    "--from",
+    "wheelhouse",
+    type=click.Path(path_type=Path, exists=True, file_okay=False),
+    help="A folder `gpuenv fetch` filled: take every file from there.",
+)
+@click.option(
+    "--no-smoke-test", is_flag=True, help="Do not import the frameworks before switching."
+)
+@click.option("-q", "--quiet", is_flag=True, help="Print only errors and the final line.")
+def install_command(
+    lockfile: Path,
+    name: Optional[str],
+    prefix: Optional[Path],
+    offline: bool,
+    wheelhouse: Optional[Path],
+    no_smoke_test: bool,
+    quiet: bool,
+) -> None:
+    """Install LOCKFILE into an isolated environment, atomically; a no-op if it is already there."""
+    from gpuenv.cache import cache_dir
+    from gpuenv.envs.artifacts import artifacts_of, gather
+    from gpuenv.envs.transaction import install, up_to_date
+    from gpuenv.indexes import user_index_config
+    from gpuenv.lock.lockfile import read_lockfile
+    from gpuenv.lock.pypi import find_uv
+
+    if offline and wheelhouse is None:
+        raise click.UsageError("--offline needs --from DIR (a folder filled by `gpuenv fetch`)")
+    where = location(name, prefix)
+    if up_to_date(hashlib.sha256(lockfile.read_bytes()).hexdigest(), where):
+        click.echo(f"{where.link} is already installed from {lockfile.name}: nothing to do")
+        return
+    locked = read_lockfile(lockfile)
+    report = Reporter(quiet=quiet)
+    files = gather(
+        artifacts_of(locked),
+        cache=cache_dir(),
+        wheelhouse=wheelhouse,
+        indexes=None if wheelhouse else user_index_config(),
+        progress=report.progress,
+    )
+    report.done_downloading()
+    result = install(locked, where, files, uv=find_uv(), say=report.say)
+    stack = ", ".join(f"{n} {f.version} [{f.variant}]" for n, f in locked.plan.frameworks.items())
+    click.echo(f"installed {stack} (Python {locked.python}, {result.backend}) at {result.link}")
+    click.echo(f"  run it:   {result.link / result.python.relative_to(result.env_dir)}")
+    click.echo(
+        f"  check it: gpuenv verify {'--prefix ' + str(prefix) if prefix else '--name ' + where.name}"
+    )
+
+
+@click.command("fetch")
+@click.argument("lockfile", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@click.option(
+    "-d",
+    "--dest",
+    type=click.Path(path_type=Path, file_okay=False),
+    required=True,
+    help="The wheelhouse folder to fill (for `gpuenv install --offline --from`).",
+)
+@click.option("-q", "--quiet", is_flag=True)
+def fetch_command(lockfile: Path, dest: Path, quiet: bool) -> None:
+    """Download every file LOCKFILE names into a folder, each checked against its hash."""
+    from gpuenv.envs.artifacts import artifacts_of, gather
+    from gpuenv.indexes import user_index_config
+    from gpuenv.lock.lockfile import read_lockfile
+
+    locked = read_lockfile(lockfile)
+    report = Reporter(quiet=quiet)
+    files = gather(
+        artifacts_of(locked),
+        cache=dest,
+        flat=True,
+        indexes=user_index_config(),
+        progress=report.progress,
+    )
+    report.done_downloading()
+    size = sum(f.path.stat().st_size for f in files)
+    click.echo(f"{len(files)} files ({size / 1e6:.1f} MB), all hashes checked, in {dest}")

@@ -1,0 +1,108 @@
+"""Building an environment's contents in a folder: a venv (uv) or a conda prefix (py-rattler),
+then the pip part (uv, `--require-hashes --no-deps`, from local checked files only)."""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Optional
+
+from gpuenv.cache import cache_dir
+from gpuenv.conda.client import CondaError, run_rattler
+from gpuenv.envs.artifacts import LocalArtifact
+from gpuenv.envs.errors import InstallError
+from gpuenv.envs.store import interpreter
+
+UV_TIMEOUT = 1800.0
+FRAMEWORK_MODULES = {"torch": "torch", "tensorflow": "tensorflow", "jax": "jax"}
+
+
+def create_venv(env_dir: Path, python: str, uv: str) -> Path:
+    """A venv on a Python of the lockfile's version: one present, or one uv manages."""
+    done = _run([uv, "venv", str(env_dir), "--python", python, "--no-project", "--quiet"])
+    if done.returncode != 0:
+        raise InstallError(
+            f"could not create a Python {python} environment: {_tail(done.stderr)}\n"
+            f"Install Python {python}, or let uv provide it (`uv python install {python}`), or"
+            " lock for a Python this machine has (`gpuenv lock --python X.Y`)."
+        )
+    return interpreter(env_dir)
+
+
+def create_conda(env_dir: Path, conda: list[LocalArtifact], platform: str) -> Path:
+    """A conda prefix from checked local package files (rattler links them in)."""
+    records = []
+    for local in conda:
+        record = dict(local.artifact.record or {})
+        record["url"] = local.path.as_uri()
+        record["channel"] = local.path.parent.as_uri()
+        records.append(record)
+    try:
+        run_rattler(
+            {
+                "op": "install",
+                "records": records,
+                "prefix": str(env_dir),
+                "platform": platform,
+                "cache_dir": str(cache_dir() / "rattler"),
+            }
+        )
+    except CondaError as exc:
+        raise InstallError(f"could not install the conda packages: {exc}") from exc
+    return interpreter(env_dir)
+
+
+def install_wheels(python: Path, wheels: list[LocalArtifact], uv: str) -> None:
+    if not wheels:
+        return
+    lines = [
+        f"{w.artifact.name} @ {w.path.as_uri()} --hash=sha256:{w.artifact.sha256}" for w in wheels
+    ]
+    with tempfile.TemporaryDirectory(prefix="gpuenv-install-") as tmp:
+        reqs = Path(tmp) / "requirements.txt"
+        reqs.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        done = _run(
+            [
+                uv,
+                "pip",
+                "install",
+                "--python",
+                str(python),
+                "--no-deps",
+                "--require-hashes",
+                "--offline",
+                "--no-index",
+                "--quiet",
+                "-r",
+                str(reqs),
+            ]
+        )
+    if done.returncode != 0:
+        raise InstallError(f"uv could not install the wheels: {_tail(done.stderr)}")
+
+
+def smoke_test(python: Path, frameworks: list[str], timeout: float = 300.0) -> Optional[str]:
+    """Import each framework with the environment's own interpreter; the error, if any."""
+    modules = [FRAMEWORK_MODULES[f] for f in frameworks if f in FRAMEWORK_MODULES]
+    if not modules:
+        return None
+    code = "; ".join(f"import {m}" for m in modules)
+    try:
+        done = subprocess.run(
+            [str(python), "-c", code], capture_output=True, text=True, timeout=timeout, check=False
+        )
+    except subprocess.TimeoutExpired:
+        return f"importing {', '.join(modules)} took more than {timeout:.0f}s"
+    return None if done.returncode == 0 else _tail(done.stderr)
+
+
+def _run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=UV_TIMEOUT, check=False)
+    except subprocess.TimeoutExpired as exc:
+        raise InstallError(f"{cmd[0]} {cmd[1]} did not finish in {UV_TIMEOUT:.0f}s") from exc
+
+
+def _tail(text: str, lines: int = 8) -> str:
+    return "\n".join(text.strip().splitlines()[-lines:])
