@@ -1,6 +1,7 @@
 #!/usr/bin/env sh
-# Set gpuenv up in its own virtual environment (.venv beside this checkout) and plan a stack for
-# this machine. Re-running is safe. Usage: ./scripts/bootstrap.sh [REQUIREMENT ...]
+# A fresh machine to a verified GPU (or CPU) environment: install gpuenv into its own virtual
+# environment (.venv beside this checkout), then run `gpuenv setup`. Re-running is safe.
+# Usage: ./scripts/bootstrap.sh [REQUIREMENT ...] [gpuenv setup options]
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 venv="${GPUENV_VENV:-$here/.venv}"
@@ -16,7 +17,4 @@ fi
 "$venv/bin/python" -m pip install --quiet --upgrade pip
 "$venv/bin/python" -m pip install --quiet -e "$here"
 echo "gpuenv installed in $venv"
-echo
-"$venv/bin/gpuenv" detect
-echo
-"$venv/bin/gpuenv" resolve "$@"
+exec "$venv/bin/gpuenv" setup "$@"

@@ -12,6 +12,7 @@ import click
 from gpuenv import __version__
 
 COMMANDS = {
+    "setup": "gpuenv.commands.setup:setup_command",
     "detect": "gpuenv.commands.detect:detect",
     "resolve": "gpuenv.commands.resolve:resolve_command",
     "explain": "gpuenv.commands.resolve:explain_command",

@@ -31,6 +31,7 @@ _EXITS = {
     "InstallError": FAILURE_EXIT,
     "HashMismatchError": FAILURE_EXIT,
     "VerifyError": USAGE_EXIT,
+    "LabError": USAGE_EXIT,
 }
 _GPUENV_MODULE = "gpuenv."
 

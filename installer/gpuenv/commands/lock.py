@@ -63,6 +63,13 @@ from gpuenv.commands.machine_options import machine_from_options, machine_option
     is_flag=True,
     help="Exit 1 if the lockfile does not match these inputs; write nothing.",
 )
+@click.option(
+    "--lab",
+    "lab_file",
+    type=click.Path(path_type=Path, exists=True, dir_okay=False),
+    help="Lock every machine class of this lab file into its lockfiles folder (portable).",
+)
+@click.option("--class", "class_names", multiple=True, help="With --lab: only these classes.")
 def lock_command(
     requirements: tuple[str, ...],
     machine_file: Optional[Path],
@@ -82,6 +89,8 @@ def lock_command(
     fmt: str,
     no_probe: bool,
     check: bool,
+    lab_file: Optional[Path],
+    class_names: tuple[str, ...],
 ) -> None:
     """Lock REQUIREMENTS (torch, 'tensorflow>=2.11', jax) for a machine into a reproducible lockfile."""
     from gpuenv.indexes import user_index_config
@@ -93,6 +102,12 @@ def lock_command(
 
     kb = load_knowledge_base()
     indexes = user_index_config()
+    if lab_file is not None:
+        if requirements or plan_file or gpu or driver or os_name or machine_file:
+            raise click.UsageError(
+                "--lab names the stack and the machines: no requirements or machine flags"
+            )
+        raise SystemExit(_lock_lab(lab_file, class_names, check, kb, indexes, channels))
     options = LockOptions(
         output=output,
         channels=channels or DEFAULT_CHANNELS,
@@ -104,6 +119,7 @@ def lock_command(
     notes: list[str] = list(indexes.notes)
     if plan_file is not None:
         plan = Plan.from_json(json.loads(plan_file.read_text(encoding="utf-8")))
+        ideal = plan
     else:
         machine = machine_from_options(
             kb, machine_file=machine_file, gpu=gpu, driver=driver, os_name=os_name, arch=arch
@@ -111,9 +127,9 @@ def lock_command(
         resolve_args: dict[str, Any] = dict(
             kb=kb, python=python, no_gpu=no_gpu, require_gpu=require_gpu, gpu_index=gpu_index
         )
-        if check or no_probe:
-            plan = resolve(machine, requirements or ("torch",), **resolve_args)
-        else:
+        ideal = resolve(machine, requirements or ("torch",), **resolve_args)
+        plan = ideal
+        if not (check or no_probe):
             from gpuenv.lock.availability import gather
             from gpuenv.resolve.requirements import parse_requirements
 
@@ -131,10 +147,59 @@ def lock_command(
         click.echo(f"note: {note}", err=True)
     for warning in plan.warnings:
         click.echo(f"warning: {warning}", err=True)
-    result = lock_plan(plan, options)
+    result = lock_plan(plan, options, ideal)
     stack = ", ".join(f"{n} {f.version} [{f.variant}]" for n, f in plan.frameworks.items())
     era = f", dependencies as of {result.exclude_newer}" if result.exclude_newer else ""
     click.echo(
         f"locked {stack} for {plan.platform}, Python {plan.python} ({plan.accelerator}): "
         f"{result.pip_count} pip and {result.conda_count} conda packages{era} -> {result.path}"
     )
+
+
+def _lock_lab(
+    lab_file: Path,
+    class_names: tuple[str, ...],
+    check: bool,
+    kb: Any,
+    indexes: Any,
+    channels: tuple[str, ...],
+) -> int:
+    """Every class's lockfile (portable); with --check, which are stale. The exit status."""
+    from gpuenv.errors import exit_code
+    from gpuenv.lab import load_lab
+    from gpuenv.lock import LockOptions, check_lockfile, lock_plan
+    from gpuenv.lock.conda import DEFAULT_CHANNELS
+    from gpuenv.resolve import resolve
+    from gpuenv.setup import lab_class_plan, with_packages
+
+    lab = load_lab(lab_file, kb)
+    classes = [lab.find_class(n) for n in class_names] if class_names else list(lab.classes)
+    failed = 0
+    for cls in classes:
+        options = LockOptions(
+            output=lab.lockfile(cls),
+            channels=channels or DEFAULT_CHANNELS,
+            portable=True,
+            indexes=indexes,
+            machine_class=cls.name,
+        )
+        try:
+            if check:
+                plan = resolve(cls.machine(), lab.requirements, kb=kb, python=lab.python)
+                ok, message = check_lockfile(with_packages(plan, lab.packages), options)
+                click.echo(f"{'ok   ' if ok else 'STALE'} {cls.name}: {message}")
+                failed += not ok
+                continue
+            plan, ideal = lab_class_plan(lab, cls.name, kb, indexes)
+            result = lock_plan(plan, options, ideal)
+        except Exception as exc:
+            if exit_code(exc) is None:
+                raise
+            click.echo(f"FAILED {cls.name}: {exc}", err=True)
+            failed += 1
+            continue
+        stack = ", ".join(f"{n} {f.version} [{f.variant}]" for n, f in plan.frameworks.items())
+        click.echo(f"locked {cls.name}: {stack}, Python {plan.python} -> {result.path}")
+    if failed:
+        click.echo(f"{failed} of {len(classes)} classes {'stale' if check else 'failed'}", err=True)
+    return 1 if failed else 0

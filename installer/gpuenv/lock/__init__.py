@@ -66,9 +66,13 @@ def lock_inputs(plan: Plan, options: LockOptions, indexes: IndexConfig) -> LockI
     )
 
 
-def lock_plan(plan: Plan, options: LockOptions) -> LockResult:
+def lock_plan(plan: Plan, options: LockOptions, ideal: Optional[Plan] = None) -> LockResult:
+    """Lock `plan`. `ideal` is the plan resolve gives with every source reachable; when the
+    sources forced a fallback, it differs, and `--check` compares against it (a fallback is
+    not staleness)."""
     indexes = options.indexes or user_index_config()
     inputs = lock_inputs(plan, options, indexes)
+    intent = lock_inputs(ideal, options, indexes).digest() if ideal else inputs.digest()
     if options.format == "pylock" and plan.conda:
         raise LockError(
             "this plan needs conda packages (" + ", ".join(plan.conda) + "); PEP 751 pylock.toml"
@@ -81,7 +85,8 @@ def lock_plan(plan: Plan, options: LockOptions) -> LockResult:
 
         write_pylock(plan, pip, options.output)
     else:
-        write_lockfile(build_lockfile(inputs, pip, conda), options.output)
+        fallback = _plan_changes(ideal, plan) if ideal else []
+        write_lockfile(build_lockfile(inputs, pip, conda, intent, fallback), options.output)
     return LockResult(
         path=options.output,
         plan=plan,
@@ -100,7 +105,7 @@ def check_lockfile(plan: Plan, options: LockOptions) -> tuple[bool, str]:
     if not options.output.exists():
         return False, f"{options.output} does not exist"
     locked = read_lockfile(options.output)
-    if locked.inputs_hash == expected:
+    if expected in (locked.intent_hash, locked.inputs_hash):
         return True, f"{options.output} is up to date"
     changes = _plan_changes(locked.plan, plan)
     return False, f"{options.output} is stale: " + (

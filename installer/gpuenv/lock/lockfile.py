@@ -84,6 +84,8 @@ class LockedEnvironment:
     platform: str
     plan: Plan
     inputs_hash: str
+    intent_hash: str  # the inputs hash of the plan with every source reachable
+    fallback: str  # what differs from that plan because a source was unreachable ("" if nothing)
     machine_class: Optional[str]
     conda: tuple[dict[str, Any], ...]  # rattler records
     pip: tuple[PipEntry, ...]
@@ -98,7 +100,13 @@ def portable_url(artifact: PipArtifact) -> str:
     return f"{PORTABLE_PREFIX}{artifact.name}/{quote(artifact.filename)}"
 
 
-def build_lockfile(inputs: LockInputs, pip: list[PipArtifact], conda: list[CondaArtifact]) -> Any:
+def build_lockfile(
+    inputs: LockInputs,
+    pip: list[PipArtifact],
+    conda: list[CondaArtifact],
+    intent_hash: Optional[str] = None,
+    fallback: Optional[list[str]] = None,
+) -> Any:
     """The conda-lock Lockfile object (conda-lock is imported here only: it is heavy)."""
     from conda_lock.lockfile.v1.models import HashModel
     from conda_lock.lockfile.v2prelim.models import LockedDependency, Lockfile, LockMeta
@@ -155,6 +163,7 @@ def build_lockfile(inputs: LockInputs, pip: list[PipArtifact], conda: list[Conda
     custom = {
         f"{_META}format": LOCK_FORMAT,
         f"{_META}inputs_hash": inputs.digest(),
+        f"{_META}intent_hash": intent_hash or inputs.digest(),
         f"{_META}plan": json.dumps(plan.to_json(with_rejected=False), sort_keys=True),
         f"{_META}python": plan.python,
         f"{_META}accelerator": plan.accelerator,
@@ -162,6 +171,8 @@ def build_lockfile(inputs: LockInputs, pip: list[PipArtifact], conda: list[Conda
         f"{_META}portable": "true" if inputs.portable else "false",
         **conda_extra,
     }
+    if fallback:
+        custom[f"{_META}fallback"] = "; ".join(fallback)
     if inputs.machine_class:
         custom[f"{_META}machine_class"] = inputs.machine_class
     metadata = LockMeta(
@@ -245,6 +256,8 @@ def read_lockfile(path: Path) -> LockedEnvironment:
         platform=platforms[0],
         plan=plan,
         inputs_hash=custom.get(f"{_META}inputs_hash", ""),
+        intent_hash=custom.get(f"{_META}intent_hash", ""),
+        fallback=custom.get(f"{_META}fallback", ""),
         machine_class=custom.get(f"{_META}machine_class"),
         conda=tuple(sorted(conda, key=lambda r: r["name"])),
         pip=tuple(sorted(pip, key=lambda p: p.name)),

@@ -93,9 +93,11 @@ def _candidates(
     kb: KnowledgeBase, target: Target, req: FrameworkRequirement
 ) -> tuple[list[Candidate], list[Candidate], list[Rejection]]:
     """GPU candidates (newest release first, newest CUDA first), then one CPU candidate per
-    release (newest first), and every rejection."""
+    release (newest first), then CUDA builds that would run on the CPU dragging gigabytes of
+    CUDA libraries along (a last resort), and every rejection."""
     gpu: list[Candidate] = []
     cpu: list[Candidate] = []
+    heavy: list[Candidate] = []
     rejected: list[Rejection] = []
     for release in kb.framework(req.framework).releases:  # newest first
         if target.wants_gpu:
@@ -110,11 +112,15 @@ def _candidates(
         for build in _cpu_options(release, target.platform):
             outcome = evaluate(kb, target, req, release, build, on_cpu=build.is_gpu)
             if isinstance(outcome, Candidate):
-                cpu.append(outcome)
+                (heavy if _is_heavy_on_cpu(build) else cpu).append(outcome)
                 break
             if not build.is_gpu or not target.wants_gpu:
                 rejected.append(outcome)
-    return gpu, cpu, rejected
+    return gpu, cpu + heavy, rejected
+
+
+def _is_heavy_on_cpu(build: Build) -> bool:
+    return build.is_gpu and bool(build.pip_libs) and not build.extra
 
 
 def _cpu_options(release: Release, platform: str) -> list[Build]:
@@ -126,7 +132,7 @@ def _cpu_options(release: Release, platform: str) -> list[Build]:
     def rank(build: Build) -> int:
         if not build.is_gpu:
             return 0 if (build.package or main) == main else 2
-        return 1 if (build.extra or not build.pip_libs) else 3
+        return 3 if _is_heavy_on_cpu(build) else 1
 
     usable = [
         b

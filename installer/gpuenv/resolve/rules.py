@@ -210,17 +210,23 @@ def _check_gpu(
     sm = f"sm_{cc.replace('.', '')}"
     warnings: list[str] = []
     companions: list[str] = []
-    if cc in build.broken_on:
-        return reject("broken", f"recorded as not working on {sm}: {build.provenance.note}")
-
-    arch = arch_support(build, cc)
-    if arch is None:
-        assert build.archs is not None
-        return reject(
-            "gpu-arch",
-            f"no kernels for {sm}: built for {_fmt_archs(build.archs.sass)}"
-            + (f", PTX {_fmt_archs(build.archs.ptx, 'compute_')}" if build.archs.ptx else ""),
-        )
+    arch = "sass"
+    for each in target.ccs:  # every GPU the plan must run on, the lowest first
+        each_sm = f"sm_{each.replace('.', '')}"
+        if each in build.broken_on:
+            return reject(
+                "broken", f"recorded as not working on {each_sm}: {build.provenance.note}"
+            )
+        support = arch_support(build, each)
+        if support is None:
+            assert build.archs is not None
+            return reject(
+                "gpu-arch",
+                f"no kernels for {each_sm}: built for {_fmt_archs(build.archs.sass)}"
+                + (f", PTX {_fmt_archs(build.archs.ptx, 'compute_')}" if build.archs.ptx else ""),
+            )
+        if support == "ptx":
+            arch, sm = "ptx", each_sm
 
     toolkit = kb.toolkit(build.cuda)
     major = int(build.cuda.split(".")[0])

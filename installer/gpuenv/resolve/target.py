@@ -27,8 +27,9 @@ class Target:
     platform: str
     os_family: str
     wsl: bool
-    gpu: Optional[Gpu]  # the GPU the plan must run on (the lowest compute capability)
+    gpu: Optional[Gpu]  # the GPU the plan is named for (the lowest compute capability)
     cc: Optional[str]
+    ccs: tuple[str, ...]  # every compute capability the plan must run on, lowest first
     generation: Optional[str]
     last_driver_branch: Optional[str]
     driver: Optional[tuple[int, ...]]
@@ -77,6 +78,10 @@ def build_target(
             gpu = matches[0]
         else:
             gpu = min(gpus, key=lambda g: cc_tuple(g.compute_capability or "0.0"))
+    planned = [gpu] if gpu_index is not None else gpus
+    ccs = tuple(
+        sorted({g.compute_capability for g in planned if g and g.compute_capability}, key=cc_tuple)
+    )
     gen = kb.generation_for(gpu.compute_capability) if gpu and gpu.compute_capability else None
     driver = machine.driver
     return Target(
@@ -85,6 +90,7 @@ def build_target(
         wsl=machine.os.wsl,
         gpu=gpu,
         cc=gpu.compute_capability if gpu else None,
+        ccs=ccs,
         generation=gen.name if gen else None,
         last_driver_branch=gen.last_driver_branch if gen else None,
         driver=parse_driver_version(driver.version) if driver else None,

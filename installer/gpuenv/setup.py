@@ -1,0 +1,223 @@
+"""`gpuenv setup`: detect, resolve (or pick the lab class's lockfile), lock, install, verify.
+
+Every step is the same code as its own command; setup only chains them and remembers what it
+did (`<store>/.setup/<name>.json`), so a second run with nothing changed is a quick no-op.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime as dt
+import hashlib
+import json
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from gpuenv.envs.store import store_root
+from gpuenv.indexes import IndexConfig
+from gpuenv.lab import Lab, LabError
+from gpuenv.machine import Machine
+from gpuenv.recipes import KnowledgeBase
+from gpuenv.resolve import ResolveError, resolve
+from gpuenv.resolve.plan import PipRequirement, Plan
+
+Say = Callable[[str], None]
+DEFAULT_REQUIREMENTS = ("torch",)
+
+
+@dataclass(frozen=True)
+class SetupOptions:
+    requirements: tuple[str, ...]
+    name: str
+    lab: Optional[Lab] = None
+    python: Optional[str] = None
+    no_gpu: bool = False
+    require_gpu: bool = False
+    dry_run: bool = False
+    force: bool = False
+
+
+@dataclass(frozen=True)
+class SetupPlan:
+    """What setup is going to install, and from which lockfile."""
+
+    plan: Plan
+    lockfile: Path
+    lab_class: Optional[str]
+    notes: tuple[str, ...]
+    lockfile_exists: bool
+
+
+def state_path(name: str) -> Path:
+    return store_root() / ".setup" / f"{name}.json"
+
+
+def inputs_hash(
+    machine: Machine, opts: SetupOptions, kb: KnowledgeBase, indexes: IndexConfig
+) -> str:
+    described = machine.to_json()
+    described.pop("pythons", None)  # interpreters come and go without changing the plan
+    described.pop("notes", None)
+    data = {
+        "machine": described,
+        "requirements": list(opts.requirements),
+        "lab": hashlib.sha256(opts.lab.path.read_bytes()).hexdigest() if opts.lab else None,
+        "python": opts.python,
+        "no_gpu": opts.no_gpu,
+        "knowledge_base": kb.digest,
+        "indexes": [*indexes.all_indexes(), *indexes.find_links],
+    }
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+def read_state(name: str) -> dict[str, Any]:
+    try:
+        data: dict[str, Any] = json.loads(state_path(name).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data
+
+
+def write_state(name: str, data: dict[str, Any]) -> None:
+    path = state_path(name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    tmp.replace(path)
+
+
+def plan_setup(
+    machine: Machine, opts: SetupOptions, kb: KnowledgeBase, indexes: IndexConfig, say: Say
+) -> SetupPlan:
+    """The plan and the lockfile for this machine: the lab class's, or one made here."""
+    if opts.lab is not None and not opts.requirements:
+        cls, why_not = opts.lab.match(machine)
+        if cls is None:
+            raise LabError(
+                f"this machine fits no class of {opts.lab.path}:\n  "
+                + "\n  ".join(why_not)
+                + "\nAdd a class for it (os, compute_capability, driver floor), then"
+                f" `gpuenv lock --lab {opts.lab.path}`."
+            )
+        lockfile = opts.lab.lockfile(cls)
+        notes = [f"lab class {cls.name} (from {opts.lab.path.name}): this machine fits it"]
+        if lockfile.exists():
+            from gpuenv.lock.lockfile import read_lockfile
+
+            return SetupPlan(read_lockfile(lockfile).plan, lockfile, cls.name, tuple(notes), True)
+        notes.append(f"{lockfile} does not exist yet: locking it now")
+        plan, _ideal = lab_class_plan(opts.lab, cls.name, kb, indexes)
+        return SetupPlan(plan, lockfile, cls.name, tuple(notes), False)
+    requirements = opts.requirements or (
+        opts.lab.requirements if opts.lab else DEFAULT_REQUIREMENTS
+    )
+    plan, notes = _resolve_here(machine, requirements, opts, kb, indexes, say)
+    lockfile = store_root() / ".setup" / f"{opts.name}.lock.yml"
+    return SetupPlan(plan, lockfile, None, tuple(notes), False)
+
+
+def lab_class_plan(
+    lab: Lab, class_name: str, kb: KnowledgeBase, indexes: IndexConfig
+) -> tuple[Plan, Plan]:
+    """The class's plan from what the sources publish, and its ideal plan (all reachable)."""
+    from gpuenv.lock.availability import gather
+    from gpuenv.resolve.requirements import parse_requirements
+
+    cls = lab.find_class(class_name)
+    machine = cls.machine()
+    frameworks = [r.framework for r in parse_requirements(list(lab.requirements))]
+    available = gather(kb, frameworks, machine.platform, indexes)
+    plan = resolve(machine, lab.requirements, kb=kb, python=lab.python, available=available)
+    ideal = resolve(machine, lab.requirements, kb=kb, python=lab.python)
+    return with_packages(plan, lab.packages), with_packages(ideal, lab.packages)
+
+
+def with_packages(plan: Plan, packages: tuple[str, ...]) -> Plan:
+    """The lab's extra packages (jupyterlab, ...) join the pip part of the plan."""
+    if not packages:
+        return plan
+    return dataclasses.replace(plan, pip=(*plan.pip, *(PipRequirement(p) for p in packages)))
+
+
+def _resolve_here(
+    machine: Machine,
+    requirements: tuple[str, ...],
+    opts: SetupOptions,
+    kb: KnowledgeBase,
+    indexes: IndexConfig,
+    say: Say,
+) -> tuple[Plan, list[str]]:
+    from gpuenv.lock.availability import gather
+    from gpuenv.resolve.requirements import parse_requirements
+
+    frameworks = [r.framework for r in parse_requirements(list(requirements))]
+    available = gather(kb, frameworks, machine.platform, indexes)
+    args: dict[str, Any] = dict(
+        kb=kb, no_gpu=opts.no_gpu, require_gpu=opts.require_gpu, available=available
+    )
+    plan = resolve(machine, requirements, python=opts.python, **args)
+    if opts.lab:
+        plan = with_packages(plan, opts.lab.packages)
+    notes: list[str] = []
+    if opts.python or python_available(plan.python, machine, say, may_install=not opts.dry_run):
+        return plan, notes
+    # The newest stack wants a Python this machine lacks and uv could not fetch: plan for the
+    # newest interpreter that is here instead, and say so.
+    present = sorted(
+        {_major_minor(p.version) for p in machine.pythons}, key=_version_key, reverse=True
+    )
+    for version in present:
+        try:
+            fallback = resolve(machine, requirements, python=version, **args)
+        except ResolveError:
+            continue
+        notes.append(
+            f"Python {plan.python} is not on this machine and uv could not install it; planned"
+            f" for Python {version}, which is (pass --python to choose)"
+        )
+        return (with_packages(fallback, opts.lab.packages) if opts.lab else fallback), notes
+    notes.append(f"Python {plan.python} is not on this machine; installing will need it")
+    return plan, notes
+
+
+def python_available(version: str, machine: Machine, say: Say, *, may_install: bool) -> bool:
+    """Present, or provided by uv (which may download it, unless this is a dry run)."""
+    if any(_major_minor(p.version) == version for p in machine.pythons):
+        return True
+    from gpuenv.lock.pypi import find_uv
+
+    uv = find_uv()
+    found = subprocess.run(
+        [uv, "python", "find", version], capture_output=True, text=True, check=False
+    )
+    if found.returncode == 0:
+        return True
+    if not may_install:
+        return False
+    say(f"Python {version} is not installed; asking uv to install it")
+    try:
+        got = subprocess.run(
+            [uv, "python", "install", version],
+            capture_output=True,
+            text=True,
+            timeout=600,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:
+        return False
+    return got.returncode == 0
+
+
+def _major_minor(version: str) -> str:
+    return ".".join(version.split(".")[:2])
+
+
+def _version_key(version: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in version.split("."))
+
+
+def now() -> str:
+    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
