@@ -59,16 +59,19 @@ def time_in_process(limit: int | None) -> None:
     ms = machines(limit)
     for frameworks in FRAMEWORK_SETS:
         start = time.perf_counter()
-        failures = 0
+        failures = gpu = 0
         for m in ms:
             try:
-                resolve(m, frameworks, kb=kb)
+                plan = resolve(m, frameworks, kb=kb)
             except ResolveError:
                 failures += 1
+            else:
+                gpu += plan.accelerator == "cuda"
         elapsed = time.perf_counter() - start
         print(
             f"{'+'.join(frameworks):<24} {len(ms):>5} machines  {len(ms) / elapsed:8.0f} resolves/s"
-            f"  ({elapsed * 1000 / len(ms):.2f} ms each, {failures} infeasible)"
+            f"  ({elapsed * 1000 / len(ms):.2f} ms each, {gpu} on the GPU, {failures} infeasible)",
+            flush=True,
         )
 
 

@@ -38,6 +38,9 @@ def build_install_repos(root: Path) -> InstallRepos:
         build_wheel(wheels, "jax", v, requires=["numpy"], files=_stub_jax(v))
         for v in ("0.4.30", "0.4.31")
     ] + [
+        build_wheel(wheels, "jaxlib", v, files={"jaxlib/__init__.py": f"__version__ = '{v}'\n"})
+        for v in ("0.4.30", "0.4.31")
+    ] + [
         build_wheel(
             wheels, "numpy", "1.26.4", files={"numpy/__init__.py": "__version__ = '1.26.4'\n"}
         )
@@ -94,6 +97,7 @@ def jax_plan(version: str = "0.4.30", conda: tuple[str, ...] = ()) -> Plan:
         pip=(PipRequirement(f"jax=={version}"),),
         conda=conda,
         companions=(),
+        constraints=(),
         exclude_newer=None,
         warnings=(),
         reasons=(),

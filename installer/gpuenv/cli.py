@@ -22,6 +22,7 @@ COMMANDS = {
     "verify": "gpuenv.commands.verify:verify",
     "envs": "gpuenv.commands.envs:envs_command",
     "recipes": "gpuenv.commands.recipes:recipes",
+    "doctor": "gpuenv.commands.doctor:doctor_command",
 }
 
 

@@ -148,6 +148,9 @@ def lock_command(
     for warning in plan.warnings:
         click.echo(f"warning: {warning}", err=True)
     result = lock_plan(plan, options, ideal)
+    for note in result.notes:
+        if note not in notes:
+            click.echo(f"note: {note}", err=True)
     stack = ", ".join(f"{n} {f.version} [{f.variant}]" for n, f in plan.frameworks.items())
     era = f", dependencies as of {result.exclude_newer}" if result.exclude_newer else ""
     click.echo(
@@ -192,6 +195,8 @@ def _lock_lab(
                 continue
             plan, ideal = lab_class_plan(lab, cls.name, kb, indexes)
             result = lock_plan(plan, options, ideal)
+            for note in result.notes:
+                click.echo(f"note: {cls.name}: {note}", err=True)
         except Exception as exc:
             if exit_code(exc) is None:
                 raise

@@ -78,7 +78,8 @@ def lock_plan(plan: Plan, options: LockOptions, ideal: Optional[Plan] = None) ->
             "this plan needs conda packages (" + ", ".join(plan.conda) + "); PEP 751 pylock.toml"
             " holds pip packages only: write a conda-lock file instead"
         )
-    pip = compile_pip(plan, indexes=indexes, exclude_newer=inputs.exclude_newer)
+    pip_lock = compile_pip(plan, indexes=indexes, exclude_newer=inputs.exclude_newer)
+    pip = pip_lock.artifacts
     conda = solve_conda(plan, channels=options.channels)
     if options.format == "pylock":
         from gpuenv.lock.pylock_export import write_pylock
@@ -93,8 +94,8 @@ def lock_plan(plan: Plan, options: LockOptions, ideal: Optional[Plan] = None) ->
         inputs_hash=inputs.digest(),
         pip_count=len(pip),
         conda_count=len(conda),
-        exclude_newer=inputs.exclude_newer,
-        notes=indexes.notes,
+        exclude_newer=inputs.exclude_newer if pip_lock.cutoff_applied else None,
+        notes=indexes.notes + pip_lock.notes,
     )
 
 
@@ -123,6 +124,6 @@ def _plan_changes(old: Plan, new: Plan) -> list[str]:
         after = f"{b.version} [{b.variant}]" if b else "absent"
         if before != after:
             out.append(f"{name} {before} -> {after}")
-    if old.companions != new.companions:
+    if old.companions != new.companions or old.constraints != new.constraints:
         out.append("companion pins changed")
     return out

@@ -41,6 +41,42 @@ def framework_packages(
     return out
 
 
+class _Found:
+    """What the sources list for one package: versions, where each is, for which Pythons."""
+
+    def __init__(self) -> None:
+        self.sources: dict[str, list[str]] = {}
+        self.pythons: dict[str, set[str]] = {}
+
+    def add(self, filenames: Iterable[str], platform: str, source: str) -> None:
+        for name in filenames:
+            name = unquote(name)
+            if not name.endswith(".whl"):
+                continue
+            try:
+                _, version, _, tags = parse_wheel_filename(name)
+            except (InvalidWheelFilename, ValueError):
+                continue
+            matching = [
+                t for t in tags if t.platform == "any" or platform in platform_of(t.platform)
+            ]
+            if not matching:
+                continue
+            sources = self.sources.setdefault(str(version), [])
+            if source not in sources:
+                sources.append(source)
+            self.pythons.setdefault(str(version), set()).update(
+                _python_of(t.interpreter) for t in matching
+            )
+
+
+def _python_of(interpreter: str) -> str:
+    """cp311 -> 3.11; py3 and anything else -> * (any Python)."""
+    if interpreter.startswith("cp") and len(interpreter) > 3:
+        return f"{interpreter[2]}.{interpreter[3:]}"
+    return "*"
+
+
 def gather(
     kb: KnowledgeBase, frameworks: Iterable[str], platform: str, config: IndexConfig
 ) -> Availability:
@@ -51,7 +87,7 @@ def gather(
         for pkg, extra in sorted(packages.items())
         for idx in [*user_indexes, *sorted(extra)]
     ]
-    versions: dict[str, dict[str, list[str]]] = {pkg: {} for pkg in packages}
+    found = {pkg: _Found() for pkg in packages}
     unreachable: dict[str, str] = {}
 
     def probe(job: tuple[str, str]) -> tuple[str, str, list[str] | Exception]:
@@ -69,21 +105,18 @@ def gather(
                         f"{index}: unreachable ({type(result).__name__}: {str(result)[:160]})"
                     )
                 continue
-            _add(versions[pkg], result, platform, index)
+            found[pkg].add(result, platform, index)
     for link in config.find_links:
         folder = link[len("file://") :] if link.startswith("file://") else link
         if os.path.isdir(folder):
             files = os.listdir(folder)
             for pkg in packages:
-                _add(
-                    versions[pkg],
-                    [f for f in files if _project_of(f) == pkg],
-                    platform,
-                    Path(folder).as_uri(),
-                )
+                mine = [f for f in files if _project_of(f) == pkg]
+                found[pkg].add(mine, platform, Path(folder).as_uri())
     return Availability(
-        versions={pkg: {v: tuple(s) for v, s in found.items()} for pkg, found in versions.items()},
+        versions={pkg: {v: tuple(s) for v, s in f.sources.items()} for pkg, f in found.items()},
         unreachable=tuple(sorted(unreachable.values())),
+        pythons={pkg: {v: frozenset(p) for v, p in f.pythons.items()} for pkg, f in found.items()},
     )
 
 
@@ -99,18 +132,3 @@ def _project_of(filename: str) -> str | None:
         return str(parse_wheel_filename(unquote(filename))[0])
     except (InvalidWheelFilename, ValueError):
         return None
-
-
-def _add(found: dict[str, list[str]], filenames: Iterable[str], platform: str, source: str) -> None:
-    for name in filenames:
-        name = unquote(name)
-        if not name.endswith(".whl"):
-            continue
-        try:
-            _, version, _, tags = parse_wheel_filename(name)
-        except (InvalidWheelFilename, ValueError):
-            continue
-        if any(platform in platform_of(t.platform) or t.platform == "any" for t in tags):
-            sources = found.setdefault(str(version), [])
-            if source not in sources:
-                sources.append(source)

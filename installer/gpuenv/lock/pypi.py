@@ -60,18 +60,32 @@ def find_uv() -> str:
     return str(find_uv_bin())
 
 
+@dataclass(frozen=True)
+class PipLock:
+    artifacts: list[PipArtifact]
+    notes: tuple[str, ...] = ()
+    cutoff_applied: bool = True
+
+
+# uv's words when the cut-off is what made the resolution fail
+_CUTOFF_FAILED = ("filtered by `exclude-newer`", "has no publish time", "missing an upload date")
+
+
 def compile_pip(
     plan: Plan,
     *,
     indexes: IndexConfig,
     exclude_newer: Optional[str],
     uv: Optional[str] = None,
-    extra_args: tuple[str, ...] = (),
-) -> list[PipArtifact]:
-    """Resolve the plan's pip part for its platform and Python; every artifact has a sha256."""
+) -> PipLock:
+    """Resolve the plan's pip part for its platform and Python; every artifact has a sha256.
+
+    An index that publishes no upload times (many mirrors) cannot honour `exclude_newer`, nor
+    can a stack that pins something newer: the lock is then made without it, and a note says so.
+    """
     requirements = [p.requirement for p in plan.pip] + list(plan.companions)
     if not requirements:
-        return []
+        return PipLock([])
     routed: dict[str, str] = {}  # project -> explicit index
     for req in plan.pip:
         if req.index:
@@ -79,6 +93,7 @@ def compile_pip(
     with tempfile.TemporaryDirectory(prefix="gpuenv-lock-") as tmp:
         work = Path(tmp)
         (work / "pyproject.toml").write_text(_project(requirements, routed), encoding="utf-8")
+        (work / "constraints.txt").write_text("".join(c + "\n" for c in plan.constraints), encoding="utf-8")
         out = work / "pylock.toml"
         cmd = [
             uv or find_uv(),
@@ -98,26 +113,45 @@ def compile_pip(
             sys.executable,
             "--no-header",
             "--quiet",
+            "--constraint",
+            str(work / "constraints.txt"),
             *indexes.uv_args(),
         ]
-        if exclude_newer:
-            cmd += ["--exclude-newer", exclude_newer]
-            # framework indexes publish no upload times; the cut-off cannot apply to them
-            for project in sorted(routed):
-                cmd += ["--exclude-newer-package", f"{project}=false"]
-        cmd += list(extra_args)
-        try:
-            done = subprocess.run(
-                cmd, capture_output=True, text=True, timeout=UV_TIMEOUT, check=False
+        sources = ", ".join(indexes.all_indexes() + tuple(routed.values())) or "the default index"
+        notes: tuple[str, ...] = ()
+        cutoff = bool(exclude_newer)
+        done = _run_uv(cmd + _cutoff_args(exclude_newer, routed), sources)
+        if done.returncode != 0 and exclude_newer and any(h in done.stderr for h in _CUTOFF_FAILED):
+            notes = (
+                f"the dependencies could not be locked as of {exclude_newer} (the index publishes"
+                " no upload times, or a pinned package is newer); locked without that cut-off,"
+                " with the knowledge base's companion pins",
             )
-        except subprocess.TimeoutExpired as exc:
-            raise SourceUnreachableError(
-                f"uv did not finish resolving within {UV_TIMEOUT:.0f}s; an index may be unreachable"
-                f" ({', '.join(indexes.all_indexes() + tuple(routed.values())) or 'default index'})"
-            ) from exc
+            cutoff = False
+            done = _run_uv(cmd, sources)
         if done.returncode != 0:
             raise _uv_error(done.stderr, requirements)
-        return _artifacts(out.read_text(encoding="utf-8"), routed)
+        return PipLock(_artifacts(out.read_text(encoding="utf-8"), routed), notes, cutoff)
+
+
+def _cutoff_args(exclude_newer: Optional[str], routed: dict[str, str]) -> list[str]:
+    if not exclude_newer:
+        return []
+    args = ["--exclude-newer", exclude_newer]
+    # framework indexes publish no upload times; the cut-off cannot apply to them
+    for project in sorted(routed):
+        args += ["--exclude-newer-package", f"{project}=false"]
+    return args
+
+
+def _run_uv(cmd: list[str], sources: str) -> subprocess.CompletedProcess[str]:
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=UV_TIMEOUT, check=False)
+    except subprocess.TimeoutExpired as exc:
+        raise SourceUnreachableError(
+            f"uv did not finish resolving within {UV_TIMEOUT:.0f}s; an index may be unreachable"
+            f" ({sources})"
+        ) from exc
 
 
 def _project(requirements: list[str], routed: dict[str, str]) -> str:

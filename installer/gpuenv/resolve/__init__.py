@@ -5,6 +5,7 @@ plan = resolve(machine, ["tensorflow", "torch"])
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 from collections import Counter
 from collections.abc import Sequence
@@ -86,7 +87,16 @@ def resolve(
     if require_gpu and on_cpu:
         why = "; ".join(_why_not_gpu(c.framework, rejections, target) for c in on_cpu)
         raise ResolveError(f"--require-gpu: {why}")
-    return _plan(kb, machine, target, reqs, chosen, rejections)
+    plan = _plan(kb, machine, target, reqs, chosen, rejections)
+    tops = [r[0] for r in ranked]
+    if conflicts and any(c is not top for c, top in zip(chosen, tops)):
+        newest = ", ".join(t.label for t in tops)
+        trade = (
+            f"Trade-off: the newest candidates ({newest}) cannot share one environment"
+            f" ({conflicts[0].message}); this is the newest combination that can"
+        )
+        plan = dataclasses.replace(plan, reasons=(*plan.reasons, trade))
+    return plan
 
 
 def _candidates(
@@ -114,7 +124,8 @@ def _candidates(
             if isinstance(outcome, Candidate):
                 (heavy if _is_heavy_on_cpu(build) else cpu).append(outcome)
                 break
-            if not build.is_gpu or not target.wants_gpu:
+            # a GPU machine's CPU fallbacks, or builds for other platforms, explain nothing
+            if not target.wants_gpu and outcome.rule != "platform":
                 rejected.append(outcome)
     return gpu, cpu + heavy, rejected
 
@@ -162,6 +173,7 @@ def _plan(
     pip: list[PipRequirement] = []
     conda: list[str] = []
     companions: list[str] = []
+    constraints: list[str] = []
     warnings: list[str] = _driver_warnings(target)
     reasons: list[str] = [_machine_reason(machine, target)]
     for req, cand in zip(reqs, chosen):
@@ -180,6 +192,7 @@ def _plan(
         pip.extend(_pip_requirements(req, cand, target))
         conda.extend(cand.conda_libs)
         companions.extend(cand.companions)
+        constraints.extend(cand.constraints)
         warnings.extend(cand.warnings)
         reasons.append(_choice_reason(req, cand, rejections, target))
         reasons.extend(_windows_last_gpu_reason(kb, cand, rejections, target))
@@ -221,6 +234,7 @@ def _plan(
         pip=tuple(pip),
         conda=tuple(dict.fromkeys(conda)),
         companions=tuple(dict.fromkeys(companions)),
+        constraints=tuple(dict.fromkeys(constraints)),
         exclude_newer=_exclude_newer(kb, chosen),
         warnings=tuple(dict.fromkeys(warnings)),
         reasons=tuple(reasons),

@@ -44,7 +44,7 @@ def _library_conflict(chosen: Sequence[Candidate]) -> Optional[Conflict]:
     """Shared CUDA library wheels must admit one version (torch pins ==, TF pins ==)."""
     by_name: dict[str, list[tuple[Candidate, Requirement]]] = {}
     for cand in chosen:
-        for text in (*cand.pip_libs, *cand.companions):
+        for text in (*cand.pip_libs, *cand.companions, *cand.constraints):
             try:
                 req = Requirement(text)
             except ValueError:

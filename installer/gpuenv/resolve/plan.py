@@ -82,7 +82,8 @@ class Plan:
     frameworks: dict[str, FrameworkChoice]
     pip: tuple[PipRequirement, ...]
     conda: tuple[str, ...]
-    companions: tuple[str, ...]
+    companions: tuple[str, ...]  # pins installed with the stack
+    constraints: tuple[str, ...]  # caps that apply only if the package is pulled in
     exclude_newer: Optional[str]  # lock the rest of an old stack "as of" its era (ISO date)
     warnings: tuple[str, ...]
     reasons: tuple[str, ...]
@@ -103,6 +104,7 @@ class Plan:
             "pip": [p.to_json() for p in self.pip],
             "conda": list(self.conda),
             "companions": list(self.companions),
+            "constraints": list(self.constraints),
             "exclude_newer": self.exclude_newer,
             "warnings": list(self.warnings),
             "reasons": list(self.reasons),
@@ -134,6 +136,7 @@ class Plan:
             pip=tuple(PipRequirement.from_json(p) for p in data.get("pip") or []),
             conda=tuple(data.get("conda") or []),
             companions=tuple(data.get("companions") or []),
+            constraints=tuple(data.get("constraints") or []),
             exclude_newer=data.get("exclude_newer"),
             warnings=tuple(data.get("warnings") or []),
             reasons=tuple(data.get("reasons") or []),

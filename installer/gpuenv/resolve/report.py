@@ -33,6 +33,8 @@ def render(plan: Plan, *, explain: bool = False) -> str:
         lines.append(f"  conda {spec}   (conda-forge)")
     for pin in plan.companions:
         lines.append(f"  pin   {pin}")
+    for cap in plan.constraints:
+        lines.append(f"  cap   {cap}   (if pulled in)")
     lines.append("")
     lines.append("Why:")
     lines += [f"  - {r}" for r in plan.reasons]

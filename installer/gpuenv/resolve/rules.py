@@ -27,7 +27,8 @@ class Candidate:
     build: Build
     pythons: tuple[str, ...]  # Python versions usable on the target, oldest first
     warnings: tuple[str, ...]
-    companions: tuple[str, ...]  # pins this candidate needs on this target
+    companions: tuple[str, ...]  # pins this candidate needs on this target (installed)
+    constraints: tuple[str, ...]  # caps on packages it may pull in (cuDNN for old GPUs)
     on_gpu: bool  # False for CPU builds, and for CUDA builds taken to run on the CPU
 
     @property
@@ -94,7 +95,7 @@ def evaluate(
         return reject("unavailable", missing)
     if target.platform not in build.platforms:
         return reject("platform", _platform_message(kb, target, release, build))
-    pythons = _pythons(release, target)
+    pythons = _available_pythons(release, build, target, _pythons(release, target))
     if not pythons:
         if target.python and release.python.get(target.platform):
             have = ", ".join(release.python[target.platform])
@@ -104,6 +105,7 @@ def evaluate(
         return reject("platform", f"no wheels for {target.platform}")
     warnings: list[str] = []
     companions = list(release.companions) + list(build.companions)
+    constraints: list[str] = []
     if build.is_gpu and on_cpu:
         warnings.append(
             f"{candidate_label(release, build)} is a CUDA build: it runs on the CPU, and brings"
@@ -116,13 +118,14 @@ def evaluate(
         if isinstance(outcome, Rejection):
             return outcome
         warnings.extend(outcome[0])
-        companions.extend(outcome[1])
+        constraints.extend(outcome[1])
     return Candidate(
         release,
         build,
         pythons,
         tuple(warnings),
         tuple(dict.fromkeys(companions)),
+        constraints=tuple(dict.fromkeys(constraints)),
         on_gpu=build.is_gpu and not on_cpu,
     )
 
@@ -157,6 +160,19 @@ def _unavailable(release: Release, build: Build, target: Target) -> Optional[str
             f"its index {build.index} is unreachable, and no other source has {package}=={version}"
         )
     return f"no reachable source has {package}=={version} for {target.platform}"
+
+
+def _available_pythons(
+    release: Release, build: Build, target: Target, pythons: tuple[str, ...]
+) -> tuple[str, ...]:
+    """Only the Pythons the reachable sources have this build's wheels for (when known)."""
+    if target.available is None:
+        return pythons
+    version = published_version(release, build, target.platform)
+    have = target.available.pythons.get(build_package(release, build), {}).get(version)
+    if have is None or "*" in have:
+        return pythons
+    return tuple(p for p in pythons if p in have)
 
 
 def _pythons(release: Release, target: Target) -> tuple[str, ...]:
@@ -209,7 +225,7 @@ def _check_gpu(
     cc = target.cc
     sm = f"sm_{cc.replace('.', '')}"
     warnings: list[str] = []
-    companions: list[str] = []
+    constraints: list[str] = []
     arch = "sass"
     for each in target.ccs:  # every GPU the plan must run on, the lowest first
         each_sm = f"sm_{each.replace('.', '')}"
@@ -269,8 +285,8 @@ def _check_gpu(
     cudnn_outcome = _check_cudnn(kb, target, build)
     if isinstance(cudnn_outcome, str):
         return reject("cudnn-arch", cudnn_outcome)
-    companions.extend(cudnn_outcome)
-    return warnings, companions
+    constraints.extend(cudnn_outcome)
+    return warnings, constraints
 
 
 def arch_support(build: Build, cc: str) -> Optional[str]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
 from gpuenv.machine import Gpu, Machine, cc_tuple, parse_driver_version
@@ -20,6 +20,8 @@ class Availability:
 
     versions: Mapping[str, Mapping[str, tuple[str, ...]]]  # package -> version -> sources
     unreachable: tuple[str, ...] = ()  # sources that did not answer, and why
+    # package -> version -> Pythons ("3.11") with a wheel for the platform; "*" for any Python
+    pythons: Mapping[str, Mapping[str, frozenset[str]]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -52,7 +54,13 @@ class Target:
     def describe_gpu(self) -> str:
         if self.gpu is None or self.cc is None:
             return "no NVIDIA GPU"
-        return f"{self.gpu.name} (compute capability {self.cc}, sm_{self.cc.replace('.', '')})"
+        if len(self.ccs) > 1:
+            sms = ", ".join(f"sm_{c.replace('.', '')}" for c in self.ccs)
+            return f"GPUs of compute capability {', '.join(self.ccs)} ({sms})"
+        sm = f"sm_{self.cc.replace('.', '')}"
+        if "compute capability" in self.gpu.name:  # described by its compute capability only
+            return f"a GPU of compute capability {self.cc} ({sm})"
+        return f"{self.gpu.name} (compute capability {self.cc}, {sm})"
 
 
 def build_target(

@@ -1,0 +1,152 @@
+"""`gpuenv doctor`: this machine's GPU and driver, each environment's use of the GPU, and, when
+one does not use it, the reason and the fix."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Optional
+
+import click
+
+if TYPE_CHECKING:
+    from gpuenv.doctor import Diagnosis, EnvironmentInput, Finding
+    from gpuenv.verify import Report
+
+PROBLEMS_EXIT = 1
+_MARK = {"ok": "ok  ", "warn": "warn", "problem": "FAIL"}
+
+
+def gather_environments(verify: bool, timeout: float) -> list[EnvironmentInput]:
+    """Every environment in gpuenv's store; verified inside itself unless `verify` is False."""
+    from gpuenv.doctor import EnvironmentInput
+    from gpuenv.envs.store import list_environments
+
+    out = []
+    for env in list_environments():
+        report, error = None, None
+        if verify:
+            report, error = _verify(env.path, env.metadata, timeout)
+        out.append(EnvironmentInput(env.name, env.path, env.metadata, report, error))
+    return out
+
+
+def _verify(
+    path: Path, metadata: dict[str, Any], timeout: float
+) -> tuple[Optional[Report], Optional[str]]:
+    from gpuenv.envs.store import interpreter
+    from gpuenv.resolve.plan import Plan
+    from gpuenv.verify import Expectations, verify_environment
+
+    try:
+        env_dir = path.resolve()
+        plan = metadata.get("plan")
+        expectations = (
+            Expectations.from_plan(Plan.from_json(dict(plan))) if isinstance(plan, dict) else None
+        )
+        return verify_environment(interpreter(env_dir), expectations, timeout=timeout), None
+    except Exception as exc:  # doctor reports what it cannot check; it never crashes on it
+        return None, f"{type(exc).__name__}: {exc}"
+
+
+def render(diagnosis: Diagnosis) -> str:
+    m = diagnosis.machine
+    lines = ["Machine", f"  OS:      {m['os']}{' (WSL2)' if m['wsl'] else ''}, {m['platform']}"]
+    if m["gpus"]:
+        for g in m["gpus"]:
+            gen = f", {g['generation']}" if g["generation"] else ""
+            cc = g["compute_capability"] or "compute capability unknown"
+            lines.append(f"  GPU {g['index']}:   {g['name']} ({cc}{gen})")
+    else:
+        lines.append("  GPU:     no NVIDIA GPU found")
+    lines.append(f"  Driver:  {m['driver'] or 'none'}")
+    if m["max_cuda"]:
+        lines.append(f"  CUDA:    up to {m['max_cuda']} ({m['max_cuda_source']})")
+    if m["recommended_driver"]:
+        lines.append(f"  Advice:  {m['recommended_driver']}")
+    lines += _findings(
+        tuple(f for f in diagnosis.machine_findings if f.severity != "problem"), "  "
+    )
+    lines.append("")
+    envs = diagnosis.environments
+    lines.append(
+        f"Environments ({len(envs)})" if envs else "Environments: none yet (`gpuenv setup`)"
+    )
+    for e in envs:
+        stack = ", ".join(f"{k} {v}" for k, v in e.stack.items()) or "-"
+        checked = "" if e.verified else " (not verified)"
+        lines.append(f"  {e.name}: {stack}, Python {e.python or '?'}")
+        lines.append(f"    plan: {e.accelerator}; GPU: {e.gpu}{checked}")
+        lines += _findings(tuple(f for f in e.findings if f.severity != "problem"), "    ")
+    problems = [f for f in diagnosis.findings if f.severity == "problem"]
+    if problems:
+        lines += ["", f"Problems ({len(problems)})"]
+        for f in problems:
+            lines.append(f"  FAIL [{f.subject}] {f.what}")
+            lines += [f"       why: {w}" for w in f.why]
+            lines += [f"       fix: {x}" for x in f.fix]
+    lines += [
+        "",
+        "Newcomer questions (do I need the CUDA toolkit or cuDNN? what was tensorflow-gpu?"
+        " why do TensorFlow and PyTorch ship CUDA differently?): `gpuenv doctor --faq`",
+    ]
+    return "\n".join(lines)
+
+
+def _findings(findings: tuple[Finding, ...], indent: str) -> list[str]:
+    lines = []
+    for f in findings:
+        lines.append(f"{indent}{_MARK[f.severity]} {f.what}")
+        if f.severity != "ok":
+            lines += [f"{indent}     why: {w}" for w in f.why]
+        lines += [f"{indent}     fix: {x}" for x in f.fix]
+    return lines
+
+
+@click.command("doctor")
+@click.option("--json", "as_json", is_flag=True, help="Print the diagnosis as JSON.")
+@click.option(
+    "--no-verify", is_flag=True, help="Do not run verify's probes inside each environment (faster)."
+)
+@click.option(
+    "--faq", is_flag=True, help="Only answer the common questions (CUDA toolkit, cuDNN, ...)."
+)
+@click.option(
+    "--timeout",
+    type=click.FloatRange(min=1),
+    default=120.0,
+    show_default=True,
+    help="Seconds each framework's verify probe may take.",
+)
+@click.pass_context
+def doctor_command(
+    ctx: click.Context, as_json: bool, no_verify: bool, faq: bool, timeout: float
+) -> None:
+    """Why the GPU is or is not used: this machine's GPU and driver, the CUDA it supports, each
+    environment's stack and whether it uses the GPU, and the reason and fix when it does not.
+
+    Exit status 1 when something is a problem, 0 otherwise.
+    """
+    import os
+
+    from gpuenv.doctor import diagnose
+    from gpuenv.doctor.faq import FAQ
+    from gpuenv.doctor.faq import render as render_faq
+
+    if faq:
+        if as_json:
+            click.echo(json.dumps([a.to_json() for a in FAQ], indent=2, ensure_ascii=False))
+        else:
+            click.echo(render_faq())
+        return
+    from gpuenv.detect import detect_machine
+    from gpuenv.recipes import load_knowledge_base
+
+    machine = detect_machine()
+    kb = load_knowledge_base()
+    diagnosis = diagnose(machine, kb, gather_environments(not no_verify, timeout), os.environ)
+    if as_json:
+        click.echo(json.dumps(diagnosis.to_json(), indent=2, ensure_ascii=False))
+    else:
+        click.echo(render(diagnosis))
+    ctx.exit(0 if diagnosis.ok else PROBLEMS_EXIT)

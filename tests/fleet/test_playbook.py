@@ -1,0 +1,216 @@
+"""The fleet playbook (scripts/fleet/) and the Windows bootstrap (scripts/bootstrap.ps1).
+
+PowerShell is not available on Linux CI machines, so bootstrap.ps1 is checked statically: no
+syntax that only PowerShell 7 has (it must run in Windows PowerShell 5.1), and every native
+command's exit status looked at.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+PLAYBOOK = REPO / "scripts" / "fleet" / "gpuenv.yml"
+WINDOWS_TASKS = REPO / "scripts" / "fleet" / "windows.yml"
+BOOTSTRAP_PS1 = REPO / "scripts" / "bootstrap.ps1"
+
+
+def _ansible_playbook() -> str:
+    # beside this interpreter first: `pip install -e '.[test]'` puts it in the same venv
+    here = Path(sys.executable).parent / "ansible-playbook"
+    found = str(here) if here.exists() else shutil.which("ansible-playbook")
+    if not found:
+        pytest.skip("ansible-playbook is not installed (pip install ansible-core, or '.[test]')")
+    return found
+
+
+def _ansible_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    return {
+        **os.environ,
+        "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-tmp"),
+        "ANSIBLE_REMOTE_TEMP": str(tmp_path / "ansible-remote-tmp"),
+        "ANSIBLE_NOCOLOR": "1",
+        "ANSIBLE_RETRY_FILES_ENABLED": "0",
+        **extra,
+    }
+
+
+# ---- the playbook ------------------------------------------------------------------------------
+
+
+def test_playbook_syntax(tmp_path: Path) -> None:
+    result = subprocess.run(
+        [_ansible_playbook(), "-i", "localhost,", "-c", "local", "--syntax-check", str(PLAYBOOK)],
+        capture_output=True,
+        text=True,
+        env=_ansible_env(tmp_path),
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_windows_tasks_syntax(tmp_path: Path) -> None:
+    """windows.yml is loaded only at run time; check it against a stand-in for ansible.windows."""
+    modules = tmp_path / "collections" / "ansible_collections" / "ansible" / "windows"
+    (modules / "plugins" / "modules").mkdir(parents=True)
+    (modules / "galaxy.yml").write_text(
+        "namespace: ansible\nname: windows\nversion: 0.0.0\nreadme: README.md\nauthors: [test]\n"
+    )
+    (modules / "plugins" / "modules" / "win_shell.py").write_text(
+        "DOCUMENTATION = '''\nmodule: win_shell\nshort_description: stand-in\n'''\n"
+    )
+    wrapper = tmp_path / "windows-check.yml"
+    wrapper.write_text(
+        "- hosts: windows\n  gather_facts: false\n  tasks:\n"
+        f"    - ansible.builtin.import_tasks: {WINDOWS_TASKS}\n"
+    )
+    result = subprocess.run(
+        [_ansible_playbook(), "-i", "winhost,", "--syntax-check", str(wrapper)],
+        capture_output=True,
+        text=True,
+        env=_ansible_env(tmp_path, ANSIBLE_COLLECTIONS_PATH=str(tmp_path / "collections")),
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_playbook_windows_play_is_separate_and_guarded() -> None:
+    text = PLAYBOOK.read_text(encoding="utf-8")
+    assert "hosts: windows" in text
+    assert 'hosts: "all:!windows"' in text
+    # a Linux-only fleet (and CI) must not need the ansible.windows collection
+    assert not re.search(r"(?m)^\s*(?:-\s*)?ansible\.windows\.\w+:", text)
+    assert "ansible.windows.win_shell" in WINDOWS_TASKS.read_text(encoding="utf-8")
+
+
+# ---- bootstrap.ps1: Windows PowerShell 5.1 -----------------------------------------------------
+
+
+def _ps_code_lines() -> list[tuple[int, str]]:
+    """(line number, code) with comments and string contents blanked out."""
+    out = []
+    for number, raw in enumerate(BOOTSTRAP_PS1.read_text(encoding="utf-8").splitlines(), 1):
+        line = re.sub(r"'[^']*'", "''", raw)  # single-quoted strings
+        line = re.sub(r'"(?:`.|[^"`])*"', '""', line)  # double-quoted strings
+        line = line.split("#", 1)[0]
+        out.append((number, line.rstrip()))
+    return out
+
+
+PS7_ONLY = [
+    (r"\?\?", "the null-coalescing operator ?? (PowerShell 7)"),
+    (r"\?\.|\?\[", "null-conditional member access ?. / ?[ (PowerShell 7)"),
+    (r"\s\?\s[^:]*\s:\s", "the ternary operator a ? b : c (PowerShell 7)"),
+    (r"&&", "the pipeline chain operator && (PowerShell 7)"),
+    (r"\|\|", "the pipeline chain operator || (PowerShell 7)"),
+    (r"(?i)-Parallel\b", "ForEach-Object -Parallel (PowerShell 7)"),
+    (r"(?i)-AsByteStream", "Get-Content -AsByteStream (PowerShell 6+; 5.1 uses -Encoding Byte)"),
+    (r"(?i)\$IsWindows|\$IsLinux|\$IsMacOS", "$IsWindows and friends (PowerShell 6+)"),
+    (r"(?i)-AdditionalChildPath", "Join-Path -AdditionalChildPath (PowerShell 6+)"),
+]
+
+
+@pytest.mark.parametrize(("pattern", "what"), PS7_ONLY, ids=[w for _, w in PS7_ONLY])
+def test_bootstrap_ps1_has_no_powershell7_syntax(pattern: str, what: str) -> None:
+    hits = [f"line {n}: {code}" for n, code in _ps_code_lines() if re.search(pattern, code)]
+    assert not hits, (
+        f"bootstrap.ps1 uses {what}, which Windows PowerShell 5.1 lacks:\n" + "\n".join(hits)
+    )
+
+
+def test_bootstrap_ps1_join_path_takes_one_child() -> None:
+    # 5.1's Join-Path has -Path and -ChildPath only: `Join-Path a b c` fails there
+    bad = []
+    for n, code in _ps_code_lines():
+        for call in re.findall(r"Join-Path\s+([^)|;}]*)", code):
+            positional = [t for t in call.split() if not t.startswith("-")]
+            if len(positional) > 2:
+                bad.append(f"line {n}: {code.strip()}")
+    assert not bad, "Join-Path with more than one child path:\n" + "\n".join(bad)
+
+
+NATIVE = re.compile(r"^\s*(?:\$\w+\s*=\s*)?(?:&\s|(?:py|python3?|pip|git|gpuenv)(?:\.exe)?\s)")
+
+
+def test_bootstrap_ps1_checks_every_native_exit_code() -> None:
+    lines = _ps_code_lines()
+    unchecked = []
+    for i, (n, code) in enumerate(lines):
+        if not NATIVE.match(code):
+            continue
+        following = " ".join(c for _, c in lines[i + 1 : i + 5])
+        if "$LASTEXITCODE" not in following:
+            unchecked.append(f"line {n}: {code.strip()}")
+    assert not unchecked, "native commands whose $LASTEXITCODE nobody checks:\n" + "\n".join(
+        unchecked
+    )
+    assert (
+        sum(1 for _, c in lines if NATIVE.match(c)) >= 4
+    )  # venv, pip x2, setup: the checker sees them
+
+
+def test_bootstrap_ps1_basics() -> None:
+    text = BOOTSTRAP_PS1.read_text(encoding="utf-8")
+    assert "$ErrorActionPreference = 'Stop'" in text
+    assert "'py', '-3'" in text and "'python'" in text  # py launcher first, then python
+    assert "GPUENV_VENV" in text
+    assert re.search(r"-m pip install --quiet -e \$here", text)
+    assert re.search(r"Scripts\\gpuenv\.exe", text) and "setup @args" in text
+    assert "no Python 3.9 or newer found" in text
+    # PowerShell 5.1 reads a BOM-less script as the ANSI code page: keep it ASCII
+    assert text.isascii()
+
+
+# ---- the real thing, on this machine -------------------------------------------------------------
+
+
+@pytest.mark.network
+def test_playbook_sets_up_localhost(tmp_path: Path) -> None:
+    report = tmp_path / "report.json"
+    command = [
+        _ansible_playbook(),
+        *("-i", "localhost,", "-c", "local", str(PLAYBOOK)),
+        *("-e", f"gpuenv_src={REPO}"),
+        *("-e", "gpuenv_requirements=jax"),
+        *("-e", "gpuenv_env_name=fleet-ci"),
+        *("-e", f"gpuenv_report={report}"),
+    ]
+    env = _ansible_env(
+        tmp_path, GPUENV_HOME=str(tmp_path / "home"), GPUENV_VENV=str(tmp_path / "venv")
+    )
+    started = time.monotonic()
+    result = subprocess.run(
+        command, capture_output=True, text=True, env=env, timeout=1200, cwd=tmp_path
+    )
+    took = time.monotonic() - started
+    log = result.stdout[-6000:] + result.stderr[-3000:]
+    assert result.returncode == 0, log
+    data = json.loads(report.read_text(encoding="utf-8"))
+    host = data["hosts"]["localhost"]
+    assert host["setup_rc"] == 0, f"setup failed on localhost:\n{host['errors']['setup']}"
+    assert host["detect"]["platform"] == "linux-64", host["detect"]
+    assert host["verify"]["ok"] is True, host["verify"]
+    assert host["verify_rc"] == 0
+    assert "jax" in host["verify"]["frameworks"]
+    assert data["summary"]["hosts"] == 1
+    assert data["summary"]["verified"] == 1
+    print(f"first run: {took:.0f} s")
+
+    # a second run changes nothing: setup's own no-op, reported as such
+    again = subprocess.run(
+        command, capture_output=True, text=True, env=env, timeout=1200, cwd=tmp_path
+    )
+    assert again.returncode == 0, again.stdout[-6000:] + again.stderr[-3000:]
+    second = json.loads(report.read_text(encoding="utf-8"))["hosts"]["localhost"]
+    assert second["setup_changed"] is False, second["setup_output"]
+    assert any("nothing to do" in line for line in second["setup_output"])
+    assert re.search(r"Bootstrap gpuenv and run setup \*+\nok: \[localhost\]", again.stdout)
