@@ -8,7 +8,7 @@ venv="${GPUENV_VENV:-$here/.venv}"
 python="${PYTHON:-python3}"
 
 if ! command -v "$python" >/dev/null 2>&1; then
-  echo "bootstrap: $python not found; install Python 3.9 or newer, or set PYTHON=/path/to/python3" >&2
+  echo "bootstrap: $python not found; install Python 3.10 or newer, or set PYTHON=/path/to/python3" >&2
   exit 2
 fi
 if [ ! -x "$venv/bin/python" ]; then

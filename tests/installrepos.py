@@ -34,17 +34,21 @@ def _stub_jax(version: str) -> dict[str, str]:
 
 def build_install_repos(root: Path) -> InstallRepos:
     wheels = root / "wheels"
-    built = [
-        build_wheel(wheels, "jax", v, requires=["numpy"], files=_stub_jax(v))
-        for v in ("0.4.30", "0.4.31")
-    ] + [
-        build_wheel(wheels, "jaxlib", v, files={"jaxlib/__init__.py": f"__version__ = '{v}'\n"})
-        for v in ("0.4.30", "0.4.31")
-    ] + [
-        build_wheel(
-            wheels, "numpy", "1.26.4", files={"numpy/__init__.py": "__version__ = '1.26.4'\n"}
-        )
-    ]
+    built = (
+        [
+            build_wheel(wheels, "jax", v, requires=["numpy"], files=_stub_jax(v))
+            for v in ("0.4.30", "0.4.31")
+        ]
+        + [
+            build_wheel(wheels, "jaxlib", v, files={"jaxlib/__init__.py": f"__version__ = '{v}'\n"})
+            for v in ("0.4.30", "0.4.31")
+        ]
+        + [
+            build_wheel(
+                wheels, "numpy", "1.26.4", files={"numpy/__init__.py": "__version__ = '1.26.4'\n"}
+            )
+        ]
+    )
     # A conda "python" that is this machine's interpreter seen through a venv layout: a real,
     # working interpreter whose prefix is the conda environment itself.
     base = Path(sys._base_executable).resolve()  # type: ignore[attr-defined]

@@ -63,33 +63,60 @@ def fetch_filenames(index_url: str, project: str, timeout: float = 30.0) -> list
     return sorted(project_files(index_url, project, timeout))
 
 
+# Where a framework's per-platform wheels live when its own wheel is pure Python.
+_PLATFORM_PROJECT = {"jax": "jaxlib"}
+
+
 def compare(kb: KnowledgeBase, index_url: str, fetch: Optional[object] = None) -> list[Finding]:
     getter = fetch or fetch_filenames
     findings: list[Finding] = []
     for fw in kb.frameworks.values():
         project = fw.name
+        platform_project = _PLATFORM_PROJECT.get(project, project)
         try:
             files = getter(index_url, project)  # type: ignore[operator]
+            platform_files = (
+                files if platform_project == project else getter(index_url, platform_project)  # type: ignore[operator]
+            )
         except Exception as exc:
             findings.append(
                 Finding("error", f"{fw.file}", f"could not read {project} from {index_url}: {exc}")
             )
             continue
-        published = wheel_pythons(files)
-        findings += _compare_framework(fw.file, project, fw.releases, published)
+        findings += _compare_framework(
+            fw.file,
+            project,
+            fw.releases,
+            _versions(files),
+            platform_project,
+            wheel_pythons(platform_files),
+        )
     return findings
+
+
+def _versions(filenames: Iterable[str]) -> set[Version]:
+    out = set()
+    for name in filenames:
+        if name.endswith(".whl"):
+            try:
+                out.add(parse_wheel_filename(name)[1])
+            except (InvalidWheelFilename, InvalidVersion):
+                continue
+    return out
 
 
 def _compare_framework(
     file: str,
     project: str,
     releases: tuple[Release, ...],
+    versions: set[Version],
+    platform_project: str,
     published: dict[Version, dict[str, set[str]]],
 ) -> list[Finding]:
     out: list[Finding] = []
     known = {Version(r.version) for r in releases}
     newest_known = max(known) if known else None
-    for version in sorted(published, reverse=True):
+    for version in sorted(versions, reverse=True):
         if (
             newest_known
             and version > newest_known
@@ -104,11 +131,9 @@ def _compare_framework(
                 )
             )
     for rel in releases:
-        version = Version(rel.version)
-        on_index = published.get(version)
         if (rel.package or project) != project:
             continue
-        if on_index is None:
+        if Version(rel.version) not in versions:
             out.append(
                 Finding(
                     "warning",
@@ -117,8 +142,9 @@ def _compare_framework(
                 )
             )
             continue
-        default_platforms = _default_index_platforms(rel)
-        for platform in sorted(default_platforms):
+        platform_version = rel.related.get(platform_project, rel.version)
+        on_index = published.get(Version(platform_version), {})
+        for platform in sorted(_default_index_platforms(rel)):
             ours = set(rel.python.get(platform, ()))
             theirs = on_index.get(platform, set())
             if theirs and ours != theirs:
@@ -126,7 +152,8 @@ def _compare_framework(
                     Finding(
                         "error",
                         f"{file} {rel.version} python.{platform}",
-                        f"knowledge base says {sorted(ours)}, the index has wheels for {sorted(theirs)}",
+                        f"knowledge base says {sorted(ours)}, the index has {platform_project}"
+                        f" {platform_version} wheels for {sorted(theirs)}",
                     )
                 )
     return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from installrepos import InstallRepos, build_install_repos
 
 
@@ -14,7 +15,12 @@ def install_repos(tmp_path_factory: pytest.TempPathFactory) -> InstallRepos:
 
 
 @pytest.fixture(autouse=True)
-def private(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, install_repos: InstallRepos) -> None:
+def private(
+    tmp_path: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    install_repos: InstallRepos,
+) -> None:
     monkeypatch.setenv("GPUENV_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("GPUENV_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "uv-cache"))

@@ -7,11 +7,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from installrepos import gpuenv
 
 from gpuenv.describe import describe_machine
 from gpuenv.lab import LabError, load_lab
 from gpuenv.machine import Driver, Gpu, Machine, OSInfo
+from installrepos import gpuenv
 
 LAB = """
 [lab]
@@ -60,7 +60,9 @@ def test_classes_cover_their_ranges(tmp_path: Path, kb) -> None:
     lab = load_lab(write_lab(tmp_path), kb)
     pascal = lab.find_class("pascal")
     assert pascal.ccs == ("6.0", "6.1") and pascal.platform == "linux-64"
-    assert lab.find_class("laptop").ccs == ("5.0",) and lab.find_class("laptop").platform == "win-64"
+    assert (
+        lab.find_class("laptop").ccs == ("5.0",) and lab.find_class("laptop").platform == "win-64"
+    )
     # a range's plan must run on every compute capability in it: one GPU per capability
     assert [g.compute_capability for g in pascal.machine().gpus] == ["6.0", "6.1"]
     assert lab.lockfile(pascal) == (tmp_path / "locks" / "pascal.lock.yml").resolve()
@@ -74,7 +76,9 @@ def test_classes_cover_their_ranges(tmp_path: Path, kb) -> None:
         (None, None, "cpu"),
     ],
 )
-def test_machines_find_their_class(gpu: str | None, driver: str | None, expected: str, tmp_path: Path, kb) -> None:
+def test_machines_find_their_class(
+    gpu: str | None, driver: str | None, expected: str, tmp_path: Path, kb
+) -> None:
     lab = load_lab(write_lab(tmp_path), kb)
     cls, _ = lab.match(linux(gpu, driver, kb))
     assert cls is not None and cls.name == expected
@@ -93,8 +97,13 @@ def test_a_machine_no_class_fits_is_told_which_is_missing(tmp_path: Path, kb) ->
     mac = describe_machine(kb, gpu=None, driver=None, os_name="macos", arch="arm64")
     cls, why = lab.match(mac)
     assert cls is None and len(why) == 4
-    hopper = Machine(os=OSInfo("linux"), arch="x86_64", platform="linux-64",
-                     driver=Driver("570.86.15"), gpus=(Gpu("H100 PCIe", "9.0"),))
+    hopper = Machine(
+        os=OSInfo("linux"),
+        arch="x86_64",
+        platform="linux-64",
+        driver=Driver("570.86.15"),
+        gpus=(Gpu("H100 PCIe", "9.0"),),
+    )
     cls, why = lab.match(hopper)
     assert cls is not None and cls.name == "cpu"  # only the CPU class fits a Hopper machine here
     assert any("covers compute capability 8.6" in w and "9.0" in w for w in why)
@@ -105,11 +114,18 @@ def test_a_machine_no_class_fits_is_told_which_is_missing(tmp_path: Path, kb) ->
     [
         ('[stack]\nrequirements = []\n[[class]]\nname="a"\nos="linux"\n', "requirements is empty"),
         ('[stack]\nrequirements = ["torch"]\n', "no [[class]]"),
-        ('[stack]\nrequirements = ["torch"]\n[[class]]\nname="a"\nos="beos"\n', "os must be one of"),
-        ('[stack]\nrequirements = ["torch"]\n[[class]]\nname="a"\nos="linux"\ncompute_capability="8.6"\n',
-         "driver floor"),
-        ('[stack]\nrequirements = ["torch"]\n[[class]]\nname="a"\nos="linux"\ngpu="GeForce 9999"\ndriver="550.54.14"\n',
-         "unknown GPU"),
+        (
+            '[stack]\nrequirements = ["torch"]\n[[class]]\nname="a"\nos="beos"\n',
+            "os must be one of",
+        ),
+        (
+            '[stack]\nrequirements = ["torch"]\n[[class]]\nname="a"\nos="linux"\ncompute_capability="8.6"\n',
+            "driver floor",
+        ),
+        (
+            '[stack]\nrequirements = ["torch"]\n[[class]]\nname="a"\nos="linux"\ngpu="GeForce 9999"\ndriver="550.54.14"\n',
+            "unknown GPU",
+        ),
     ],
 )
 def test_bad_lab_files(text: str, message: str, tmp_path: Path, kb) -> None:
@@ -146,14 +162,16 @@ def test_setup_dry_run_picks_the_class_of_this_machine(tmp_path: Path) -> None:
 
 def test_setup_with_a_lab_no_class_fits(tmp_path: Path) -> None:
     path = tmp_path / "lab.toml"
-    path.write_text(textwrap.dedent("""
+    path.write_text(
+        textwrap.dedent("""
         [stack]
         requirements = ["jax"]
         [[class]]
         name = "only-windows"
         os = "windows"
         gpu = "none"
-    """))
+    """)
+    )
     result = gpuenv("setup", "--lab", str(path), "--dry-run")
     assert result.returncode == 2
     assert "fits no class" in result.stderr and "only-windows" in result.stderr

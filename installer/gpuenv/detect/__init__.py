@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 import platform
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Callable, Optional
+from typing import Optional
 
 from gpuenv.detect import linux, macos, nvidia_smi, nvml, pythons, windows
 from gpuenv.detect._facts import (

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Callable, Optional
+from typing import Optional
 
 from gpuenv.machine import Driver, Gpu
 

@@ -93,7 +93,9 @@ def compile_pip(
     with tempfile.TemporaryDirectory(prefix="gpuenv-lock-") as tmp:
         work = Path(tmp)
         (work / "pyproject.toml").write_text(_project(requirements, routed), encoding="utf-8")
-        (work / "constraints.txt").write_text("".join(c + "\n" for c in plan.constraints), encoding="utf-8")
+        (work / "constraints.txt").write_text(
+            "".join(c + "\n" for c in plan.constraints), encoding="utf-8"
+        )
         out = work / "pylock.toml"
         cmd = [
             uv or find_uv(),

@@ -201,6 +201,11 @@ def _plan(
                 f"{req.framework} {release.version} will run on the CPU: "
                 + _why_not_gpu(req.framework, rejections, target)
             )
+        elif target.platform == "osx-arm64" and req.framework == "torch":
+            reasons.append(
+                f"torch {release.version} runs on the Apple GPU through its MPS backend"
+                " (there is no CUDA on macOS)"
+            )
         elif not cand.on_gpu and target.gpu is None and not target.no_gpu:
             warnings.append(
                 f"{req.framework} {release.version} will run on the CPU: no NVIDIA GPU found"
@@ -338,8 +343,7 @@ def _choice_reason(
         what += f", within {req.specifier}"
     newer = _newer_rejections(req.framework, release.version, rejections)
     if newer:
-        # "not published for this platform" explains least; show the newest other reason
-        top = next((r for r in newer if r.rule != "platform"), newer[0])
+        top = _most_telling(newer)
         what += f"; newer: {top.label} rejected ({top.rule}: {top.message})"
         if len(newer) > 1:
             counts = Counter(r.rule for r in newer)
@@ -384,9 +388,13 @@ def _why_not_gpu(framework: str, rejections: list[Rejection], target: Target) ->
     ]
     if not gpu_rules:
         return f"no {framework} GPU build matches the requirements"
-    # The most telling reason: the newest rejected GPU candidate's.
-    top = gpu_rules[0]
+    top = _most_telling(gpu_rules)
     return f"{top.label}: {top.message}"
+
+
+def _most_telling(rejections: list[Rejection]) -> Rejection:
+    """The newest rejection that says more than "not published for this platform"."""
+    return next((r for r in rejections if r.rule != "platform"), rejections[0])
 
 
 def _fixes(chosen: Sequence[Candidate], rejections: list[Rejection], target: Target) -> list[str]:

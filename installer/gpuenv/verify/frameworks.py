@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from gpuenv.verify.arch import arch_coverage, cudnn_text, prefix_match
 from gpuenv.verify.judge import REINSTALL, Verdict, hidden_by_env
