@@ -1,0 +1,157 @@
+"""Turning the chosen candidates into a Plan: pins, indexes, Python, explanations."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Sequence
+from typing import Optional
+
+from gpuenv.machine import Machine
+from gpuenv.recipes import KnowledgeBase
+from gpuenv.resolve import explain
+from gpuenv.resolve.combine import common_pythons
+from gpuenv.resolve.plan import FrameworkChoice, PipRequirement, Plan, RejectedCandidate
+from gpuenv.resolve.requirements import FrameworkRequirement
+from gpuenv.resolve.rules import Candidate, Rejection, build_package, published_version
+from gpuenv.resolve.target import Target
+
+EXCLUDE_NEWER_GRACE_DAYS = 30
+
+
+def assemble(
+    kb: KnowledgeBase,
+    machine: Machine,
+    target: Target,
+    reqs: Sequence[FrameworkRequirement],
+    chosen: Sequence[Candidate],
+    rejections: list[Rejection],
+) -> Plan:
+    pythons = common_pythons(chosen)
+    python = pythons[-1]
+    frameworks: dict[str, FrameworkChoice] = {}
+    pip: list[PipRequirement] = []
+    conda: list[str] = []
+    companions: list[str] = []
+    constraints: list[str] = []
+    warnings: list[str] = explain.driver_warnings(target)
+    reasons: list[str] = [explain.machine_reason(machine, target)]
+    for req, cand in zip(reqs, chosen):
+        release, build = cand.release, cand.build
+        frameworks[req.framework] = FrameworkChoice(
+            name=req.framework,
+            version=release.version,
+            variant=build.variant,
+            cuda=build.cuda,
+            cudnn=build.cudnn,
+            package=build.package or release.package or req.framework,
+            released=release.released.isoformat() if release.released else None,
+            gpu=cand.on_gpu,
+            related=dict(release.related),
+        )
+        pip.extend(_pip_requirements(req, cand, target))
+        conda.extend(cand.conda_libs)
+        companions.extend(cand.companions)
+        constraints.extend(cand.constraints)
+        warnings.extend(cand.warnings)
+        reasons.append(explain.choice_reason(req, cand, rejections, target))
+        reasons.extend(explain.windows_last_gpu_reason(kb, cand, rejections, target))
+        if target.wants_gpu and not cand.on_gpu:
+            warnings.append(
+                f"{req.framework} {release.version} will run on the CPU: "
+                + explain.why_not_gpu(req.framework, rejections, target)
+            )
+        elif target.platform == "osx-arm64" and req.framework == "torch":
+            reasons.append(
+                f"torch {release.version} runs on the Apple GPU through its MPS backend"
+                " (there is no CUDA on macOS)"
+            )
+        elif not cand.on_gpu and target.gpu is None and not target.no_gpu:
+            warnings.append(
+                f"{req.framework} {release.version} will run on the CPU: no NVIDIA GPU found"
+            )
+    if len(chosen) > 1 or target.python:
+        span = ", ".join(
+            f"{c.framework} {c.release.version} ({explain.span(c.pythons)})" for c in chosen
+        )
+        reasons.append(
+            f"Python {python}: the newest version that all of them publish for {target.platform}: {span}"
+        )
+    else:
+        reasons.append(
+            f"Python {python}: the newest {chosen[0].framework} {chosen[0].release.version} publishes for {target.platform}"
+        )
+    return Plan(
+        python=python,
+        platform=target.platform,
+        accelerator=_accelerator(target, chosen),
+        glibc=machine.glibc,
+        gpu=(
+            {
+                "name": target.gpu.name,
+                "compute_capability": target.cc,
+                "index": target.gpu.index,
+                "generation": target.generation,
+            }
+            if target.gpu and target.wants_gpu
+            else None
+        ),
+        driver=target.driver_text,
+        frameworks=frameworks,
+        pip=tuple(pip),
+        conda=tuple(dict.fromkeys(conda)),
+        companions=tuple(dict.fromkeys(companions)),
+        constraints=tuple(dict.fromkeys(constraints)),
+        exclude_newer=_exclude_newer(kb, chosen),
+        warnings=tuple(dict.fromkeys(warnings)),
+        reasons=tuple(reasons),
+        fixes=tuple(explain.fixes(chosen, rejections, target)),
+        rejected=tuple(RejectedCandidate(r.label, r.rule, r.message) for r in rejections),
+        knowledge_base=kb.digest[:16],
+    )
+
+
+def _exclude_newer(kb: KnowledgeBase, chosen: Sequence[Candidate]) -> Optional[str]:
+    """An old stack's dependencies are locked as of its era: the newest chosen release's date
+    plus a grace period for its companions' patch releases. A stack with a current release
+    gets no cut-off: current releases want current dependencies."""
+    newest = {name: fw.releases[0].version for name, fw in kb.frameworks.items() if fw.releases}
+    if any(c.release.version == newest.get(c.framework) for c in chosen):
+        return None
+    dates = [c.release.released for c in chosen if c.release.released]
+    if not dates:
+        return None
+    return (max(dates) + dt.timedelta(days=EXCLUDE_NEWER_GRACE_DAYS)).isoformat()
+
+
+def _pip_requirements(
+    req: FrameworkRequirement, cand: Candidate, target: Target
+) -> list[PipRequirement]:
+    """Pins for the build, routed to the index that publishes it, unless (when the lock looked)
+    only the user's own sources (a mirror, a wheelhouse) have it."""
+    release, build = cand.release, cand.build
+    version = published_version(release, build, target.platform)
+    on_default_index = version == release.version
+    package = build_package(release, build)
+    index = None if on_default_index else build.index
+    if index and target.available is not None:
+        sources = target.available.versions.get(package, {}).get(version, ())
+        if sources and not any(s.startswith(index) for s in sources):
+            index = None
+    local = version[len(release.version) :]
+    extra = f"[{cand.extra}]" if cand.extra else ""
+    out = [PipRequirement(f"{package}{extra}=={version}", index)]
+    if req.framework == "jax" and "jaxlib" in release.related:
+        out.append(PipRequirement(f"jaxlib=={release.related['jaxlib']}", None))
+    for project in req.with_projects:
+        related = release.related.get(project)
+        if related:
+            out.append(PipRequirement(f"{project}=={related}{local}", index))
+    return out
+
+
+def _accelerator(target: Target, chosen: Sequence[Candidate]) -> str:
+    if any(c.on_gpu for c in chosen):
+        return "cuda"
+    if target.platform == "osx-arm64" and any(c.framework == "torch" for c in chosen):
+        return "mps"
+    return "cpu"

@@ -1,0 +1,68 @@
+"""Every framework's candidates on the target, ranked best first, and every rejection."""
+
+from __future__ import annotations
+
+from gpuenv.recipes import Build, KnowledgeBase, Release
+from gpuenv.resolve.requirements import FrameworkRequirement
+from gpuenv.resolve.rules import Candidate, Rejection, evaluate
+from gpuenv.resolve.target import Target
+
+
+def candidates(
+    kb: KnowledgeBase, target: Target, req: FrameworkRequirement
+) -> tuple[list[Candidate], list[Candidate], list[Rejection]]:
+    """GPU candidates (newest release first, newest CUDA first), then one CPU candidate per
+    release (newest first), then CUDA builds that would run on the CPU dragging gigabytes of
+    CUDA libraries along (a last resort), and every rejection."""
+    gpu: list[Candidate] = []
+    cpu: list[Candidate] = []
+    heavy: list[Candidate] = []
+    rejected: list[Rejection] = []
+    for release in kb.framework(req.framework).releases:  # newest first
+        if target.wants_gpu:
+            for build in sorted(
+                (b for b in release.builds if b.is_gpu), key=_cuda_order, reverse=True
+            ):
+                outcome = evaluate(kb, target, req, release, build)
+                if isinstance(outcome, Rejection):
+                    rejected.append(outcome)
+                else:
+                    gpu.append(outcome)
+        for build in _cpu_options(release, target.platform):
+            outcome = evaluate(kb, target, req, release, build, on_cpu=build.is_gpu)
+            if isinstance(outcome, Candidate):
+                (heavy if _is_heavy_on_cpu(build) else cpu).append(outcome)
+                break
+            # a GPU machine's CPU fallbacks, or builds for other platforms, explain nothing
+            if not target.wants_gpu and outcome.rule != "platform":
+                rejected.append(outcome)
+    return gpu, cpu + heavy, rejected
+
+
+def _is_heavy_on_cpu(build: Build) -> bool:
+    return build.is_gpu and bool(build.pip_libs) and not build.extra
+
+
+def _cpu_options(release: Release, platform: str) -> list[Build]:
+    """Builds that can run a release on the CPU, best first: the release's own CPU build; its
+    default-index CUDA build when that brings no CUDA libraries of its own (TensorFlow's plain
+    wheel); a CPU-only package (tensorflow-cpu); a CUDA build that does (torch on Linux)."""
+    main = release.package or release.framework
+
+    def rank(build: Build) -> int:
+        if not build.is_gpu:
+            return 0 if (build.package or main) == main else 2
+        return 3 if _is_heavy_on_cpu(build) else 1
+
+    usable = [
+        b
+        for b in release.builds
+        if not b.is_gpu or platform in b.pypi_default or platform not in b.platforms
+    ]
+    return sorted(usable, key=rank)
+
+
+def _cuda_order(build: Build) -> tuple[int, ...]:
+    if build.cuda is None:
+        return (-1,)
+    return tuple(int(p) for p in build.cuda.split("."))

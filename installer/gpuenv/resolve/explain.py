@@ -1,0 +1,170 @@
+"""The explanations a Plan carries: why each choice, why not the newer ones, what would help."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+
+from packaging.version import Version
+
+from gpuenv.machine import Machine
+from gpuenv.recipes import KnowledgeBase
+from gpuenv.resolve.requirements import FrameworkRequirement
+from gpuenv.resolve.rules import Candidate, Rejection
+from gpuenv.resolve.target import Target
+
+
+def span(versions: Sequence[str]) -> str:
+    return versions[0] if len(versions) == 1 else f"{versions[0]}-{versions[-1]}"
+
+
+def machine_reason(machine: Machine, target: Target) -> str:
+    os_name = "WSL2" if target.wsl else (machine.os.name or target.os_family)
+    head = f"Machine: {os_name}, {target.platform}"
+    if target.no_gpu:
+        return head + ", planned for the CPU (--no-gpu)"
+    if target.gpu is None:
+        return head + ", no NVIDIA GPU"
+    gen = f", {target.generation}" if target.generation else ""
+    driver = f"driver {target.driver_text}" if target.driver_text else "no NVIDIA driver"
+    tables = " (Windows driver tables: WSL2 uses the host's driver)" if target.wsl else ""
+    return f"{head}, {target.describe_gpu()}{gen}, {driver}{tables}"
+
+
+def driver_warnings(target: Target) -> list[str]:
+    branch = target.last_driver_branch
+    if not (target.wants_gpu and target.driver and branch and branch.isdigit()):
+        return []
+    if target.driver[0] <= int(branch):
+        return []
+    return [
+        f"driver {target.driver_text} is newer than R{branch}, the last driver branch that supports"
+        f" {target.generation} GPUs: {target.describe_gpu()} cannot run with it; the plan assumes a"
+        f" driver of the R{branch} branch would be installed"
+    ]
+
+
+def choice_reason(
+    req: FrameworkRequirement, cand: Candidate, rejections: list[Rejection], target: Target
+) -> str:
+    release, build = cand.release, cand.build
+    label = f"{release.framework} {release.version} [{build.variant}]"
+    if cand.on_gpu:
+        what = f"the newest {req.framework} build that runs on {target.describe_gpu()}"
+        if target.driver_text:
+            what += f" with driver {target.driver_text}"
+    elif target.wants_gpu:
+        what = f"the newest {req.framework} release, on the CPU (no GPU build fits)"
+    else:
+        what = f"the newest {req.framework} release for {target.platform} (CPU)"
+    if str(req.specifier):
+        what += f", within {req.specifier}"
+    newer = newer_rejections(req.framework, release.version, rejections)
+    if newer:
+        top = most_telling(newer)
+        what += f"; newer: {top.label} rejected ({top.rule}: {top.message})"
+        if len(newer) > 1:
+            counts = Counter(r.rule for r in newer)
+            tally = ", ".join(f"{n} {rule}" for rule, n in counts.most_common())
+            what += (
+                f"; {len(newer)} newer candidates rejected in all ({tally}; see `gpuenv explain`)"
+            )
+    return f"{label}: {what}"
+
+
+def newer_rejections(framework: str, version: str, rejections: list[Rejection]) -> list[Rejection]:
+    v = Version(version)
+    return [
+        r
+        for r in rejections
+        if r.framework == framework and r.rule != "requirement" and Version(r.version) > v
+    ]
+
+
+def windows_last_gpu_reason(
+    kb: KnowledgeBase, cand: Candidate, rejections: list[Rejection], target: Target
+) -> list[str]:
+    if not (cand.on_gpu and target.os_family == "windows" and not target.wsl):
+        return []
+    newer = newer_rejections(cand.framework, cand.release.version, rejections)
+    if any(r.rule == "platform" and "native Windows" in r.message for r in newer):
+        return [
+            f"{cand.framework} {cand.release.version} is the last {cand.framework} release with GPU"
+            " support on native Windows; newer releases run only on the CPU there (use WSL2 for"
+            " newer releases on the GPU)"
+        ]
+    return []
+
+
+def why_not_gpu(framework: str, rejections: list[Rejection], target: Target) -> str:
+    if target.gpu is None:
+        return "no NVIDIA GPU found"
+    gpu_rules = [
+        r
+        for r in rejections
+        if r.framework == framework and r.rule not in ("requirement", "python")
+    ]
+    if not gpu_rules:
+        return f"no {framework} GPU build matches the requirements"
+    top = most_telling(gpu_rules)
+    return f"{top.label}: {top.message}"
+
+
+def most_telling(rejections: list[Rejection]) -> Rejection:
+    """The newest rejection that says more than "not published for this platform"."""
+    return next((r for r in rejections if r.rule != "platform"), rejections[0])
+
+
+def fixes(chosen: Sequence[Candidate], rejections: list[Rejection], target: Target) -> list[str]:
+    fixes: list[str] = []
+    if target.gpu is None or target.no_gpu:
+        return fixes
+    for cand in chosen:
+        newer = newer_rejections(cand.framework, cand.release.version, rejections)
+        by_driver = [r for r in newer if r.rule == "driver" and r.needs_driver]
+        if by_driver:
+            best = by_driver[0]
+            assert best.needs_driver is not None
+            need_major = int(best.needs_driver.split(".")[0])
+            branch = target.last_driver_branch
+            if branch and branch.isdigit() and need_major > int(branch):
+                fixes.append(
+                    f"{cand.framework}: newer builds need driver ≥ {best.needs_driver}, but"
+                    f" {target.generation} GPUs end with driver branch R{branch}; this is the newest"
+                    " stack this GPU can run"
+                )
+            else:
+                fixes.append(
+                    f"{cand.framework}: install NVIDIA driver ≥ {best.needs_driver} to use {best.label}"
+                )
+        if any(r.rule == "platform" and "native Windows" in r.message for r in newer) or (
+            not cand.on_gpu and target.os_family == "windows" and not target.wsl
+        ):
+            fixes.append(
+                f"{cand.framework}: for newer releases on the GPU, use WSL2 (the Linux build runs"
+                " there with this Windows driver)"
+            )
+    return list(dict.fromkeys(fixes))
+
+
+def infeasible(
+    reqs: Sequence[FrameworkRequirement],
+    ranked: Sequence[Sequence[Candidate]],
+    rejections: list[Rejection],
+    conflicts: list[str],
+) -> str:
+    lines = []
+    for req, cands in zip(reqs, ranked):
+        if cands:
+            continue
+        mine = [r for r in rejections if r.framework == req.framework]
+        relevant = [r for r in mine if r.rule != "requirement"] or mine
+        if not relevant:
+            lines.append(f"{req.text}: no release in the knowledge base")
+            continue
+        lines.append(
+            f"{req.text}: no release runs here; e.g. {relevant[0].label}: {relevant[0].message}"
+        )
+    if conflicts:
+        lines.append("the frameworks cannot share one environment: " + "; ".join(conflicts[:3]))
+    return "no stack satisfies the requirements: " + " | ".join(lines)
