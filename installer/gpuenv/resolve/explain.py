@@ -106,7 +106,9 @@ def why_not_gpu(framework: str, rejections: list[Rejection], target: Target) -> 
     ]
     if not gpu_rules:
         return f"no {framework} GPU build matches the requirements"
-    top = most_telling(gpu_rules)
+    # A build that has kernels for this GPU but needs a newer driver is the actionable reason.
+    by_driver = [r for r in gpu_rules if r.rule == "driver"]
+    top = by_driver[0] if by_driver else most_telling(gpu_rules)
     return f"{top.label}: {top.message}"
 
 
@@ -116,35 +118,58 @@ def most_telling(rejections: list[Rejection]) -> Rejection:
 
 
 def fixes(chosen: Sequence[Candidate], rejections: list[Rejection], target: Target) -> list[str]:
-    fixes: list[str] = []
+    """What would give a newer (or any) GPU stack: the smallest driver upgrade that helps and
+    the one that gives the newest build, within what the GPU's generation can run; WSL2."""
+    out: list[str] = []
     if target.gpu is None or target.no_gpu:
-        return fixes
+        return out
     for cand in chosen:
-        newer = newer_rejections(cand.framework, cand.release.version, rejections)
-        by_driver = [r for r in newer if r.rule == "driver" and r.needs_driver]
-        if by_driver:
-            best = by_driver[0]
-            assert best.needs_driver is not None
-            need_major = int(best.needs_driver.split(".")[0])
-            branch = target.last_driver_branch
-            if branch and branch.isdigit() and need_major > int(branch):
-                fixes.append(
-                    f"{cand.framework}: newer builds need driver ≥ {best.needs_driver}, but"
-                    f" {target.generation} GPUs end with driver branch R{branch}; this is the newest"
-                    " stack this GPU can run"
-                )
-            else:
-                fixes.append(
-                    f"{cand.framework}: install NVIDIA driver ≥ {best.needs_driver} to use {best.label}"
-                )
-        if any(r.rule == "platform" and "native Windows" in r.message for r in newer) or (
+        mine = [r for r in rejections if r.framework == cand.framework]
+        blocked = (
+            newer_rejections(cand.framework, cand.release.version, rejections)
+            if cand.on_gpu
+            else mine
+        )
+        out += _driver_fixes(
+            cand.framework, [r for r in blocked if r.rule == "driver" and r.needs_driver], target
+        )
+        if any(r.rule == "platform" and "native Windows" in r.message for r in blocked) or (
             not cand.on_gpu and target.os_family == "windows" and not target.wsl
         ):
-            fixes.append(
+            out.append(
                 f"{cand.framework}: for newer releases on the GPU, use WSL2 (the Linux build runs"
                 " there with this Windows driver)"
             )
-    return list(dict.fromkeys(fixes))
+    return list(dict.fromkeys(out))
+
+
+def _driver_fixes(framework: str, by_driver: list[Rejection], target: Target) -> list[str]:
+    if not by_driver:
+        return []
+    branch = target.last_driver_branch
+    limit = int(branch) if branch and branch.isdigit() else None
+    reachable = [r for r in by_driver if limit is None or _driver_major(r) <= limit]
+    if not reachable:
+        need = min(by_driver, key=_driver_key)
+        return [
+            f"{framework}: newer builds need driver ≥ {need.needs_driver}, but {target.generation}"
+            f" GPUs end with driver branch R{branch}; this is the newest stack this GPU can run"
+        ]
+    newest = reachable[0]  # rejections come newest first
+    smallest = min(reachable, key=_driver_key)
+    out = [f"{framework}: install NVIDIA driver ≥ {newest.needs_driver} to use {newest.label}"]
+    if _driver_key(smallest) < _driver_key(newest):
+        first = next(r for r in reachable if r.needs_driver == smallest.needs_driver)
+        out.append(f"{framework}: driver ≥ {smallest.needs_driver} already allows {first.label}")
+    return out
+
+
+def _driver_key(rejection: Rejection) -> tuple[int, ...]:
+    return tuple(int(p) for p in (rejection.needs_driver or "0").split("."))
+
+
+def _driver_major(rejection: Rejection) -> int:
+    return _driver_key(rejection)[0]
 
 
 def infeasible(
