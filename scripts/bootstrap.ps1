@@ -3,7 +3,7 @@
 # The Windows counterpart of scripts/bootstrap.sh; runs in Windows PowerShell 5.1 and PowerShell 7.
 # Usage: powershell -ExecutionPolicy Bypass -File scripts\bootstrap.ps1 [REQUIREMENT ...] [gpuenv setup options]
 #   $env:GPUENV_VENV  where to create gpuenv's environment (default: .venv beside the checkout)
-#   $env:PYTHON       the Python 3.9+ to use (default: `py -3`, else `python` on PATH)
+#   $env:PYTHON       the Python 3.10+ to use (default: `py -3`, else `python` on PATH)
 $ErrorActionPreference = 'Stop'
 Set-StrictMode -Version 2.0
 
@@ -15,13 +15,13 @@ function Fail([string]$message, [int]$code) {
     exit $code
 }
 
-# Does this command (an executable and its leading arguments) run a Python 3.9 or newer?
+# Does this command (an executable and its leading arguments) run a Python 3.10 or newer?
 function Test-Python([string[]]$command) {
     $exe = $command[0]
     $rest = @()
     if ($command.Length -gt 1) { $rest = $command[1..($command.Length - 1)] }
     if (-not (Get-Command $exe -ErrorAction SilentlyContinue)) { return $false }
-    $probe = 'import sys; sys.exit(0 if sys.version_info >= (3, 9) else 1)'
+    $probe = 'import sys; sys.exit(0 if sys.version_info >= (3, 10) else 1)'
     try {
         & $exe @rest -c $probe 2>$null | Out-Null
     } catch {
@@ -44,7 +44,7 @@ foreach ($candidate in $candidates) {
 }
 if ($null -eq $python) {
     $tried = ($candidates | ForEach-Object { $_ -join ' ' }) -join ', '
-    Fail ("no Python 3.9 or newer found (tried: $tried). Install it from python.org or with " +
+    Fail ("no Python 3.10 or newer found (tried: $tried). Install it from python.org or with " +
         "'winget install Python.Python.3.12' (tick 'Add python.exe to PATH'), or set " +
         "`$env:PYTHON to the full path of python.exe. The Microsoft Store 'python' alias " +
         "only opens the Store: turn it off under Settings > Apps > App execution aliases.") 2

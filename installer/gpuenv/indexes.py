@@ -3,7 +3,8 @@
 uv reads its own configuration (uv.toml, `UV_*` variables) by itself. pip's (pip.conf,
 `PIP_INDEX_URL`, `PIP_EXTRA_INDEX_URL`, `PIP_FIND_LINKS`) it ignores, so a lab that set up a
 mirror for pip would silently bypass it: gpuenv carries pip's settings over, unless the user
-configured uv's indexes, which then win.
+configured uv's indexes (`UV_*` index variables, or a user or system uv.toml naming an index),
+which then win.
 """
 
 from __future__ import annotations
@@ -53,6 +54,9 @@ def user_index_config(environ: Optional[dict[str, str]] = None) -> IndexConfig:
     env = dict(os.environ if environ is None else environ)
     if any(env.get(var) for var in _UV_INDEX_VARS):
         return IndexConfig(origin="uv environment variables")
+    uv_file = _uv_config_with_indexes(env)
+    if uv_file:
+        return IndexConfig(origin=f"uv configuration ({uv_file})")
     pip = _pip_settings(env)
     index = pip.get("index-url")
     extras = tuple(u for u in pip.get("extra-index-url", "").split() if _usable(u))
@@ -72,6 +76,26 @@ def user_index_config(environ: Optional[dict[str, str]] = None) -> IndexConfig:
         origin="pip configuration",
         notes=notes,
     )
+
+
+def _uv_config_with_indexes(env: dict[str, str]) -> Optional[str]:
+    """A uv.toml that sets an index (uv reads it by itself; pip's settings must not override it)."""
+    if env.get("UV_NO_CONFIG"):
+        return None
+    candidates = [env.get("UV_CONFIG_FILE", "")]
+    xdg = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    candidates += [os.path.join(xdg, "uv", "uv.toml"), "/etc/uv/uv.toml"]
+    if sys.platform == "win32" and env.get("APPDATA"):
+        candidates.append(os.path.join(env["APPDATA"], "uv", "uv.toml"))
+    for path in filter(None, candidates):
+        try:
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+        except OSError:
+            continue
+        if any(key in text for key in ("index-url", "[[index]]", "find-links", "extra-index-url")):
+            return path
+    return None
 
 
 def _usable(location: str) -> bool:

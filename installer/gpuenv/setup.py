@@ -67,6 +67,7 @@ def inputs_hash(
         "lab": hashlib.sha256(opts.lab.path.read_bytes()).hexdigest() if opts.lab else None,
         "python": opts.python,
         "no_gpu": opts.no_gpu,
+        "require_gpu": opts.require_gpu,
         "knowledge_base": kb.digest,
         "indexes": [*indexes.all_indexes(), *indexes.find_links],
     }
@@ -108,7 +109,7 @@ def plan_setup(
             from gpuenv.lock.lockfile import read_lockfile
 
             return SetupPlan(read_lockfile(lockfile).plan, lockfile, cls.name, tuple(notes), True)
-        notes.append(f"{lockfile} does not exist yet: locking it now")
+        notes.append(f"{lockfile} does not exist yet: it will be locked for this class")
         plan, _ideal = lab_class_plan(opts.lab, cls.name, kb, indexes)
         return SetupPlan(plan, lockfile, cls.name, tuple(notes), False)
     requirements = opts.requirements or (
@@ -161,7 +162,7 @@ def _resolve_here(
     plan = resolve(machine, requirements, python=opts.python, **args)
     if opts.lab:
         plan = with_packages(plan, opts.lab.packages)
-    notes: list[str] = []
+    notes: list[str] = _fallback_notes(machine, requirements, opts, kb, plan, available)
     if opts.python or python_available(plan.python, machine, say, may_install=not opts.dry_run):
         return plan, notes
     # The newest stack wants a Python this machine lacks and uv could not fetch: plan for the
@@ -181,6 +182,35 @@ def _resolve_here(
         return (with_packages(fallback, opts.lab.packages) if opts.lab else fallback), notes
     notes.append(f"Python {plan.python} is not on this machine; installing will need it")
     return plan, notes
+
+
+def _fallback_notes(
+    machine: Machine,
+    requirements: tuple[str, ...],
+    opts: SetupOptions,
+    kb: KnowledgeBase,
+    plan: Plan,
+    available: Any,
+) -> list[str]:
+    """Say what the reachable sources changed compared with the plan `gpuenv resolve` prints."""
+    from gpuenv.lock import plan_changes
+
+    try:
+        ideal = resolve(
+            machine,
+            requirements,
+            kb=kb,
+            python=opts.python,
+            no_gpu=opts.no_gpu,
+            require_gpu=opts.require_gpu,
+        )
+    except ResolveError:
+        return []
+    changes = plan_changes(ideal, plan) if not opts.lab else []
+    if not changes:
+        return []
+    unreachable = "; ".join(available.unreachable) or "the configured indexes lack the newer files"
+    return [f"what the sources publish changed the plan ({'; '.join(changes)}): {unreachable}"]
 
 
 def python_available(version: str, machine: Machine, say: Say, *, may_install: bool) -> bool:

@@ -28,7 +28,9 @@ def cuda_major(plan, name: str) -> int:  # type: ignore[no-untyped-def]
 def chosen_build(kb, plan, name: str):  # type: ignore[no-untyped-def]
     fw = plan.frameworks[name]
     release = next(r for r in kb.framework(name).releases if r.version == fw.version)
-    return next(b for b in release.builds if b.variant == fw.variant and plan.platform in b.platforms)
+    return next(
+        b for b in release.builds if b.variant == fw.variant and plan.platform in b.platforms
+    )
 
 
 def test_pascal_never_gets_a_build_without_its_kernels(describe, kb) -> None:
@@ -100,18 +102,25 @@ def test_a_name_shared_by_two_generations_asks_for_the_compute_capability(descri
 
 def test_two_gpus_get_a_build_for_both(kb) -> None:
     machine = Machine(
-        os=OSInfo("linux"), arch="x86_64", platform="linux-64", driver=Driver("470.256.02"),
+        os=OSInfo("linux"),
+        arch="x86_64",
+        platform="linux-64",
+        driver=Driver("470.256.02"),
         gpus=(Gpu("Tesla K80", "3.7", index=0), Gpu("GeForce RTX 3090", "8.6", index=1)),
     )
     plan = resolve(machine, ["torch"], kb=kb)
     build = chosen_build(kb, plan, "torch")
     assert all(arch_support(build, cc) for cc in ("3.7", "8.6"))
     only_ampere = resolve(machine, ["torch"], kb=kb, gpu_index=1)
-    assert Version(only_ampere.frameworks["torch"].version) >= Version(plan.frameworks["torch"].version)
+    assert Version(only_ampere.frameworks["torch"].version) >= Version(
+        plan.frameworks["torch"].version
+    )
 
 
 def test_no_gpu_flag_plans_for_the_cpu(describe, kb) -> None:
-    plan = resolve(describe("GeForce RTX 3090", "580.95.05", "linux"), ["torch"], kb=kb, no_gpu=True)
+    plan = resolve(
+        describe("GeForce RTX 3090", "580.95.05", "linux"), ["torch"], kb=kb, no_gpu=True
+    )
     assert plan.accelerator == "cpu" and not plan.frameworks["torch"].gpu
 
 
@@ -125,10 +134,17 @@ def test_a_driver_too_old_for_everything(describe, kb) -> None:
 
 
 def test_python_pin_is_honoured_or_refused(describe, kb) -> None:
-    plan = resolve(describe("GeForce RTX 3090", "580.95.05", "linux"), ["torch"], kb=kb, python="3.10")
+    plan = resolve(
+        describe("GeForce RTX 3090", "580.95.05", "linux"), ["torch"], kb=kb, python="3.10"
+    )
     assert plan.python == "3.10"
     with pytest.raises(ResolveError):
-        resolve(describe("GeForce RTX 3090", "580.95.05", "linux"), ["tensorflow==2.10.1"], kb=kb, python="3.13")
+        resolve(
+            describe("GeForce RTX 3090", "580.95.05", "linux"),
+            ["tensorflow==2.10.1"],
+            kb=kb,
+            python="3.13",
+        )
 
 
 def test_every_gpu_build_chosen_runs_on_its_gpu(describe, kb) -> None:
@@ -136,7 +152,14 @@ def test_every_gpu_build_chosen_runs_on_its_gpu(describe, kb) -> None:
     whatever torch build is chosen has SASS for the GPU, or PTX at most as new as it."""
     ccs = sorted({g.compute_capability for g in kb.gpus}, key=cc_tuple)
     for cc in ccs:
-        if cc_tuple(cc) < (3, 0) or cc in ("5.3", "6.2", "7.2", "8.7", "11.0", "10.1"):  # Fermi; Jetson
+        if cc_tuple(cc) < (3, 0) or cc in (
+            "5.3",
+            "6.2",
+            "7.2",
+            "8.7",
+            "11.0",
+            "10.1",
+        ):  # Fermi; Jetson
             continue
         plan = resolve(describe(cc, "580.95.05", "linux"), ["torch"], kb=kb)
         if plan.frameworks["torch"].gpu:

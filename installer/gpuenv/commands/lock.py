@@ -190,7 +190,9 @@ def _lock_lab(
             if check:
                 plan = resolve(cls.machine(), lab.requirements, kb=kb, python=lab.python)
                 ok, message = check_lockfile(with_packages(plan, lab.packages), options)
-                click.echo(f"{'ok   ' if ok else 'STALE'} {cls.name}: {message}")
+                missing = not options.output.exists()
+                label = "ok     " if ok else ("MISSING" if missing else "STALE  ")
+                click.echo(f"{label} {cls.name}: {message}")
                 failed += not ok
                 continue
             plan, ideal = lab_class_plan(lab, cls.name, kb, indexes)
@@ -206,5 +208,8 @@ def _lock_lab(
         stack = ", ".join(f"{n} {f.version} [{f.variant}]" for n, f in plan.frameworks.items())
         click.echo(f"locked {cls.name}: {stack}, Python {plan.python} -> {result.path}")
     if failed:
-        click.echo(f"{failed} of {len(classes)} classes {'stale' if check else 'failed'}", err=True)
+        click.echo(
+            f"{failed} of {len(classes)} classes {'stale or missing' if check else 'failed'}",
+            err=True,
+        )
     return 1 if failed else 0

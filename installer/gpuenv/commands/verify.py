@@ -58,7 +58,8 @@ def run_verify(
     "--expect-json",
     "expect_json",
     type=click.Path(path_type=Path, dir_okay=False),
-    help="What it should do: an Expectations or Plan JSON (default: CPU works).",
+    help="What it should do: an Expectations or Plan JSON (default: the plan the environment"
+    " was locked from; with --python, that the CPU works).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the Report as JSON.")
 @click.option(

@@ -17,7 +17,7 @@ from gpuenv.lock.lockfile import LockInputs, build_lockfile, read_lockfile, writ
 from gpuenv.lock.pypi import compile_pip
 from gpuenv.resolve.plan import Plan
 
-__all__ = ["LockError", "LockOptions", "LockResult", "check_lockfile", "lock_plan"]
+__all__ = ["LockError", "LockOptions", "LockResult", "check_lockfile", "lock_plan", "plan_changes"]
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ def lock_plan(plan: Plan, options: LockOptions, ideal: Optional[Plan] = None) ->
 
         write_pylock(plan, pip, options.output)
     else:
-        fallback = _plan_changes(ideal, plan) if ideal else []
+        fallback = plan_changes(ideal, plan) if ideal else []
         write_lockfile(build_lockfile(inputs, pip, conda, intent, fallback), options.output)
     return LockResult(
         path=options.output,
@@ -108,13 +108,14 @@ def check_lockfile(plan: Plan, options: LockOptions) -> tuple[bool, str]:
     locked = read_lockfile(options.output)
     if expected in (locked.intent_hash, locked.inputs_hash):
         return True, f"{options.output} is up to date"
-    changes = _plan_changes(locked.plan, plan)
+    changes = plan_changes(locked.plan, plan)
     return False, f"{options.output} is stale: " + (
         "; ".join(changes) or "its lock options changed"
     )
 
 
-def _plan_changes(old: Plan, new: Plan) -> list[str]:
+def plan_changes(old: Plan, new: Plan) -> list[str]:
+    """What differs between two plans, for people ("torch 2.7.1 [cu118] -> 2.6.0 [cu118]")."""
     out = []
     if old.python != new.python:
         out.append(f"Python {old.python} -> {new.python}")

@@ -24,10 +24,10 @@ def candidates(
                 (b for b in release.builds if b.is_gpu), key=_cuda_order, reverse=True
             ):
                 outcome = evaluate(kb, target, req, release, build)
-                if isinstance(outcome, Rejection):
-                    rejected.append(outcome)
-                else:
+                if isinstance(outcome, Candidate):
                     gpu.append(outcome)
+                elif not _published_elsewhere(outcome, release, build, target.platform):
+                    rejected.append(outcome)
         for build in _cpu_options(release, target.platform):
             outcome = evaluate(kb, target, req, release, build, on_cpu=build.is_gpu)
             if isinstance(outcome, Candidate):
@@ -37,6 +37,16 @@ def candidates(
             if not target.wants_gpu and outcome.rule != "platform":
                 rejected.append(outcome)
     return gpu, cpu + heavy, rejected
+
+
+def _published_elsewhere(
+    rejection: Rejection, release: Release, build: Build, platform: str
+) -> bool:
+    """A "not for this platform" rejection of a row whose variant another row publishes here:
+    builds are recorded per platform, so this says nothing about the variant."""
+    return rejection.rule == "platform" and any(
+        b.variant == build.variant and platform in b.platforms for b in release.builds
+    )
 
 
 def _is_heavy_on_cpu(build: Build) -> bool:
