@@ -147,7 +147,11 @@ def test_admin_loop_lock_check_change_relock(tmp_path: Path) -> None:
     lab.write_text(lab.read_text().replace("jax<0.4.32", "jax<0.4.31"))
     stale = gpuenv("lock", "--lab", str(lab), *classes, "--check")
     assert stale.returncode == 1
-    assert re.search(r"STALE +pascal", stale.stdout) and "0.4.31" in stale.stdout and "0.4.30" in stale.stdout
+    assert (
+        re.search(r"STALE +pascal", stale.stdout)
+        and "0.4.31" in stale.stdout
+        and "0.4.30" in stale.stdout
+    )
     assert gpuenv("lock", "--lab", str(lab), *classes).returncode == 0
     assert gpuenv("lock", "--lab", str(lab), *classes, "--check").returncode == 0
 

@@ -53,6 +53,7 @@ def assemble(
         companions.extend(cand.companions)
         constraints.extend(cand.constraints)
         warnings.extend(cand.warnings)
+        warnings.extend(_unverified(cand))
         reasons.append(explain.choice_reason(req, cand, rejections, target))
         reasons.extend(explain.windows_last_gpu_reason(kb, cand, rejections, target))
         if target.wants_gpu and not cand.on_gpu:
@@ -155,3 +156,18 @@ def _accelerator(target: Target, chosen: Sequence[Candidate]) -> str:
     if target.platform == "osx-arm64" and any(c.framework == "torch" for c in chosen):
         return "mps"
     return "cpu"
+
+
+def _unverified(cand: Candidate) -> list[str]:
+    """Say when a choice rests on knowledge-base rows nobody could check against their source."""
+    rows = [("release", cand.release.provenance), ("build", cand.build.provenance)]
+    if cand.on_gpu and cand.build.archs:
+        rows.append(("architecture list", cand.build.archs.provenance))
+    doubtful = [what for what, p in rows if not p.verified]
+    if not doubtful:
+        return []
+    return [
+        f"{cand.label}: the knowledge base's {' and '.join(doubtful)} data for it is not verified"
+        " against a primary source (see recipes/; `gpuenv recipes check --online` compares"
+        " what it can)"
+    ]
