@@ -8,15 +8,11 @@ from typing import Any, Optional
 
 import click
 
-from gpuenv.commands.machine_options import machine_from_options, machine_options
+from gpuenv.commands.machine_options import machine_from_options, plan_options
 
 
 @click.command("lock")
-@click.argument("requirements", nargs=-1)
-@machine_options
-@click.option("--python", help="Pin the Python version (3.10).")
-@click.option("--no-gpu", is_flag=True, help="Lock a CPU stack even if a GPU is present.")
-@click.option("--require-gpu", is_flag=True, help="Fail unless every framework gets the GPU.")
+@plan_options
 @click.option(
     "--plan",
     "plan_file",

@@ -45,6 +45,19 @@ def machine_options(func: F) -> F:
     return func
 
 
+def plan_options(func: F) -> F:
+    """REQUIREMENTS, the machine flags, and the flags that shape a plan (resolve, explain, lock)."""
+    func = click.option(
+        "--require-gpu", is_flag=True, help="Fail unless every framework gets the GPU."
+    )(func)
+    func = click.option(
+        "--no-gpu", is_flag=True, help="Plan for the CPU even if a GPU is present."
+    )(func)
+    func = click.option("--python", help="Pin the Python version (3.10).")(func)
+    func = machine_options(func)
+    return click.argument("requirements", nargs=-1)(func)
+
+
 def machine_from_options(
     kb: KnowledgeBase,
     *,

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Optional, TypeVar
+from typing import Optional
 
 import click
 
-from gpuenv.commands.machine_options import machine_from_options, machine_options
+from gpuenv.commands.machine_options import machine_from_options, plan_options
 from gpuenv.recipes import load_knowledge_base
 from gpuenv.resolve import Plan, resolve
 from gpuenv.resolve.report import render
@@ -41,23 +40,8 @@ def _plan(
     )
 
 
-F = TypeVar("F", bound=Callable[..., Any])
-
-
-def _common(func: F) -> F:
-    func = click.option(
-        "--require-gpu", is_flag=True, help="Fail unless every framework gets the GPU."
-    )(func)
-    func = click.option(
-        "--no-gpu", is_flag=True, help="Plan for the CPU even if a GPU is present."
-    )(func)
-    func = click.option("--python", help="Pin the Python version (3.10).")(func)
-    func = machine_options(func)
-    return click.argument("requirements", nargs=-1)(func)
-
-
 @click.command("resolve")
-@_common
+@plan_options
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the Plan as JSON (for `gpuenv lock --plan`)."
 )
@@ -77,7 +61,7 @@ def resolve_command(
 
 
 @click.command("explain")
-@_common
+@plan_options
 def explain_command(requirements: tuple[str, ...], **opts: object) -> None:
     """Like resolve, and list every rejected candidate with the rule that rejected it."""
     plan = _plan(requirements, **opts)  # type: ignore[arg-type]
