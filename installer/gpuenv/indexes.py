@@ -130,6 +130,17 @@ def _pip_settings(env: dict[str, str]) -> dict[str, str]:
 
 
 def _pip_config_list(env: dict[str, str]) -> dict[str, str]:
+    key = tuple(sorted((k, v) for k, v in env.items() if k.startswith(("PIP_", "VIRTUAL_ENV"))))
+    if key not in _PIP_CONFIG_CACHE:
+        _PIP_CONFIG_CACHE[key] = _read_pip_config(env)
+    return _PIP_CONFIG_CACHE[key]
+
+
+_PIP_CONFIG_CACHE: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
+
+
+def _read_pip_config(env: dict[str, str]) -> dict[str, str]:
+    """pip's own view of its configuration (files and variables), asked once per process."""
     try:
         out = subprocess.run(
             [sys.executable, "-m", "pip", "config", "list"],

@@ -59,7 +59,7 @@ def install_command(
         progress=report.progress,
     )
     report.done_downloading()
-    result = install(locked, where, files, uv=find_uv(), say=report.say)
+    result = install(locked, where, files, uv=find_uv(), smoke=not no_smoke_test, say=report.say)
     stack = ", ".join(f"{n} {f.version} [{f.variant}]" for n, f in locked.plan.frameworks.items())
     click.echo(f"installed {stack} (Python {locked.python}, {result.backend}) at {result.link}")
     click.echo(f"  run it:   {result.link / result.python.relative_to(result.env_dir)}")

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Optional
 from urllib.parse import quote, unquote, urlsplit
 
+from gpuenv.lock import conda_lock_api
 from gpuenv.lock.conda import CondaArtifact
 from gpuenv.lock.errors import LockError
 from gpuenv.lock.pypi import PipArtifact
@@ -108,9 +109,13 @@ def build_lockfile(
     fallback: Optional[list[str]] = None,
 ) -> Any:
     """The conda-lock Lockfile object (conda-lock is imported here only: it is heavy)."""
-    from conda_lock.lockfile.v1.models import HashModel
-    from conda_lock.lockfile.v2prelim.models import LockedDependency, Lockfile, LockMeta
-    from conda_lock.models.channel import Channel
+    cl = conda_lock_api.load()
+    HashModel, LockedDependency, Lockfile, LockMeta = (
+        cl.HashModel,
+        cl.LockedDependency,
+        cl.Lockfile,
+        cl.LockMeta,
+    )
 
     plan = inputs.plan
     platform = plan.platform
@@ -177,7 +182,7 @@ def build_lockfile(
         custom[f"{_META}machine_class"] = inputs.machine_class
     metadata = LockMeta(
         content_hash={platform: inputs.digest()},
-        channels=[Channel.from_string(c) for c in (inputs.channels if conda else ())],
+        channels=[cl.Channel.from_string(c) for c in (inputs.channels if conda else ())],
         platforms=[platform],
         sources=["gpuenv"],
         custom_metadata=dict(sorted(custom.items())),
@@ -195,8 +200,7 @@ def _conda_dependencies(depends: list[str]) -> dict[str, str]:
 
 def write_lockfile(lockfile: Any, path: Path) -> None:
     """Write atomically: a half-written lockfile never replaces a good one."""
-    from conda_lock.lockfile import write_conda_lock_file
-
+    write_conda_lock_file = conda_lock_api.load().write_conda_lock_file
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     # conda-lock writes the file name into its help text, so write under the final name in a
@@ -210,8 +214,7 @@ def write_lockfile(lockfile: Any, path: Path) -> None:
 
 
 def read_lockfile(path: Path) -> LockedEnvironment:
-    from conda_lock.lockfile import parse_conda_lock_file
-
+    parse_conda_lock_file = conda_lock_api.load().parse_conda_lock_file
     path = Path(path)
     try:
         raw = path.read_bytes()
