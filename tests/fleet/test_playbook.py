@@ -165,7 +165,7 @@ def test_bootstrap_ps1_basics() -> None:
     assert "GPUENV_VENV" in text
     assert re.search(r"-m pip install --quiet -e \$here", text)
     assert re.search(r"Scripts\\gpuenv\.exe", text) and "setup @args" in text
-    assert "no Python 3.9 or newer found" in text
+    assert "no Python 3.10 or newer found" in text
     # PowerShell 5.1 reads a BOM-less script as the ANSI code page: keep it ASCII
     assert text.isascii()
 
