@@ -38,7 +38,7 @@ def install_command(
     """Install LOCKFILE into an isolated environment, atomically; a no-op if it is already there."""
     from gpuenv.cache import cache_dir
     from gpuenv.envs.artifacts import artifacts_of, gather
-    from gpuenv.envs.transaction import install, up_to_date
+    from gpuenv.envs.transaction import check_platform, install, up_to_date
     from gpuenv.indexes import user_index_config
     from gpuenv.lock.lockfile import read_lockfile
     from gpuenv.lock.pypi import find_uv
@@ -50,6 +50,7 @@ def install_command(
         click.echo(f"{where.link} is already installed from {lockfile.name}: nothing to do")
         return
     locked = read_lockfile(lockfile)
+    check_platform(locked)
     report = Reporter(quiet=quiet)
     files = gather(
         artifacts_of(locked),

@@ -56,7 +56,7 @@ def install(
     smoke: bool = True,
     say: Say = lambda _: None,
 ) -> InstallResult:
-    _check_platform(locked)
+    check_platform(locked)
     with exclusive(location.lock_path):
         current = up_to_date(locked.content_sha256, location)  # another install may have won
         if current:
@@ -90,7 +90,8 @@ def install(
         return _result(True, target, location)
 
 
-def _check_platform(locked: LockedEnvironment) -> None:
+def check_platform(locked: LockedEnvironment) -> None:
+    """Refuse a lockfile made for another platform before anything is downloaded."""
     system = {"Linux": "linux", "Windows": "windows", "Darwin": "macos"}.get(host.system(), "")
     here = conda_platform(system, host.machine()) if system else "unknown"
     if here != locked.platform:
