@@ -20,46 +20,21 @@ same files from the default index.
 from __future__ import annotations
 
 import argparse
-import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Sequence
 from pathlib import Path
+
+from _common import GPUENV, clean_env, timed
 
 from gpuenv.lock.lockfile import read_lockfile
 from gpuenv.lock.pypi import find_uv
 
-GPUENV = [sys.executable, "-m", "gpuenv"]
-_INDEX_VARS = (
-    "PIP_INDEX_URL",
-    "PIP_EXTRA_INDEX_URL",
-    "PIP_FIND_LINKS",
-    "PIP_CONSTRAINT",
-    "UV_DEFAULT_INDEX",
-    "UV_INDEX_URL",
-    "UV_INDEX",
-    "UV_EXTRA_INDEX_URL",
-    "UV_FIND_LINKS",
-)
-
-
-def run(cmd: Sequence[str], env: dict[str, str]) -> float:
-    start = time.perf_counter()
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
-    elapsed = time.perf_counter() - start
-    if done.returncode != 0:
-        sys.exit(f"failed ({done.returncode}): {' '.join(cmd)}\n{done.stderr[-2000:]}")
-    return elapsed
-
 
 def bench_env(root: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in _INDEX_VARS}
+    env = clean_env()
     env.update(
-        PIP_CONFIG_FILE=os.devnull,
         PIP_CACHE_DIR=str(root / "cache-pip"),
         UV_CACHE_DIR=str(root / "cache-uv"),
         GPUENV_CACHE_DIR=str(root / "cache-gpuenv"),
@@ -93,15 +68,15 @@ class Bench:
     def gpuenv(self, *extra: str) -> dict[str, float]:
         prefix = self.fresh()
         cmd = [*GPUENV, "install", str(self.lockfile), "--prefix", str(prefix), "-q", *extra]
-        times = {"total": run(cmd, self.env), "no-op": run(cmd, self.env)}
+        times = {"total": timed(cmd, self.env), "no-op": timed(cmd, self.env)}
         shutil.rmtree(prefix.parent)
         return times
 
     def uv_sync(self) -> dict[str, float]:
         env_dir = self.fresh()
-        venv = run([self.uv, "venv", str(env_dir), "--python", self.python, "-q"], self.env)
+        venv = timed([self.uv, "venv", str(env_dir), "--python", self.python, "-q"], self.env)
         python = env_dir / "bin" / "python"
-        sync = run(
+        sync = timed(
             [self.uv, "pip", "sync", "--python", str(python), "--require-hashes", str(self.pins)],
             self.env,
         )
@@ -110,10 +85,10 @@ class Bench:
 
     def pip(self) -> dict[str, float]:
         env_dir = self.fresh()
-        venv = run([sys.executable, "-m", "venv", str(env_dir)], self.env)
+        venv = timed([sys.executable, "-m", "venv", str(env_dir)], self.env)
         python = str(env_dir / "bin" / "python")
         cmd = [python, "-m", "pip", "install", "--require-hashes", "--no-deps", "-r"]
-        install = run([*cmd, str(self.pins)], self.env)
+        install = timed([*cmd, str(self.pins)], self.env)
         shutil.rmtree(env_dir.parent)
         return {"env": venv, "install": install, "total": venv + install}
 
@@ -130,7 +105,7 @@ def main() -> None:
     lockfile, pins = root / "bench.lock.yml", root / "requirements.txt"
     env = bench_env(root)
     flags = ["--os", "linux", "--python", args.python, "-o", str(lockfile)]
-    lock_time = run([*GPUENV, "lock", *args.requirements, *flags], env)
+    lock_time = timed([*GPUENV, "lock", *args.requirements, *flags], env)
     count = write_pins(lockfile, pins)
     print(f"locked {' '.join(args.requirements)}: {count} wheels in {lock_time:.1f}s")
     bench = Bench(root, lockfile, pins, args.python)

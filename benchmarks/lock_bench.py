@@ -16,50 +16,26 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
 import tempfile
-import time
-from collections.abc import Sequence
 from pathlib import Path
+
+from _common import GPUENV, clean_env, timed
 
 from gpuenv.lock.pypi import find_uv
 from gpuenv.lock.targets import uv_python_platform
 
-GPUENV = [sys.executable, "-m", "gpuenv"]
 TARGETS = {
     "linux-64": ["--os", "linux", "--arch", "x86_64"],
     "win-64": ["--os", "windows", "--arch", "x86_64"],
     "osx-arm64": ["--os", "macos", "--arch", "arm64"],
 }
-_INDEX_VARS = (
-    "PIP_INDEX_URL",
-    "PIP_EXTRA_INDEX_URL",
-    "PIP_FIND_LINKS",
-    "PIP_CONSTRAINT",
-    "UV_DEFAULT_INDEX",
-    "UV_INDEX_URL",
-    "UV_INDEX",
-    "UV_EXTRA_INDEX_URL",
-    "UV_FIND_LINKS",
-)
 
 
 def base_env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in _INDEX_VARS}
-    env["PIP_CONFIG_FILE"] = os.devnull
-    return env
-
-
-def timed(cmd: Sequence[str], env: dict[str, str]) -> float:
-    start = time.perf_counter()
-    done = subprocess.run(cmd, env=env, capture_output=True, text=True, check=False)
-    elapsed = time.perf_counter() - start
-    if done.returncode != 0:
-        sys.exit(f"failed ({done.returncode}): {' '.join(cmd)}\n{done.stderr[-2000:]}")
-    return elapsed
+    return clean_env()
 
 
 def caches(root: Path, name: str) -> dict[str, str]:
@@ -104,7 +80,7 @@ def bench_target(
     flags = [*requirements, *TARGETS[target], "--python", python]
     work = root / target
     work.mkdir()
-    resolved = subprocess.run(
+    resolved = subprocess.timed(
         [*GPUENV, "resolve", *flags, "--json"], env=env, capture_output=True, check=True
     )
     uv = uv_command(json.loads(resolved.stdout), work)
