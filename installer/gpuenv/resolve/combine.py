@@ -13,9 +13,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Optional
 
-from packaging.requirements import Requirement
 from packaging.version import InvalidVersion, Version
 
+from gpuenv.resolve.requirements import Pin, RequirementError, parse_pin
 from gpuenv.resolve.rules import Candidate
 
 MAX_VISITS = 200_000
@@ -42,12 +42,12 @@ def conflict(chosen: Sequence[Candidate]) -> Optional[Conflict]:
 
 def _library_conflict(chosen: Sequence[Candidate]) -> Optional[Conflict]:
     """Shared CUDA library wheels must admit one version (torch pins ==, TF pins ==)."""
-    by_name: dict[str, list[tuple[Candidate, Requirement]]] = {}
+    by_name: dict[str, list[tuple[Candidate, Pin]]] = {}
     for cand in chosen:
         for text in (*cand.pip_libs, *cand.companions, *cand.constraints):
             try:
-                req = Requirement(text)
-            except ValueError:
+                req = parse_pin(text)
+            except RequirementError:
                 continue
             by_name.setdefault(req.name, []).append((cand, req))
     for name, reqs in by_name.items():

@@ -10,12 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from packaging.requirements import Requirement
 from packaging.version import Version
 
 from gpuenv.machine import cc_tuple, parse_driver_version
 from gpuenv.recipes import Build, CudnnRelease, KnowledgeBase, Release, major_minor
-from gpuenv.resolve.requirements import FrameworkRequirement
+from gpuenv.resolve.requirements import FrameworkRequirement, Pin, parse_pin
 from gpuenv.resolve.target import Target
 
 WINDOWS_NATIVE_HINT = "use WSL2, where the Linux GPU build runs with this Windows driver"
@@ -343,7 +342,7 @@ def _check_cudnn(kb: KnowledgeBase, target: Target, build: Build) -> str | list[
             )
     pins: list[str] = []
     for text in build.pip_libs:
-        req = Requirement(text)
+        req = parse_pin(text)
         if not req.name.startswith("nvidia-cudnn-cu"):
             continue
         first_bad = _first_cudnn_without(kb, cc, req)
@@ -356,7 +355,7 @@ def _check_cudnn(kb: KnowledgeBase, target: Target, build: Build) -> str | list[
 
 
 def _first_cudnn_without(
-    kb: KnowledgeBase, cc: tuple[int, int], req: Requirement
+    kb: KnowledgeBase, cc: tuple[int, int], req: Pin
 ) -> Optional[CudnnRelease]:
     """The oldest cuDNN release the requirement admits that has no kernels for cc."""
     for release in sorted(kb.cudnn.values(), key=lambda r: Version(r.version)):

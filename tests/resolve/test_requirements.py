@@ -1,0 +1,47 @@
+"""Requirement parsing: what users type, and the pins the knowledge base holds."""
+
+from __future__ import annotations
+
+import pytest
+from packaging.specifiers import SpecifierSet
+
+from gpuenv.resolve.requirements import RequirementError, parse_pin, parse_requirements
+
+
+@pytest.mark.parametrize(
+    ("text", "name", "spec"),
+    [
+        ("torch", "torch", ""),
+        ("tensorflow>=2.11", "tensorflow", ">=2.11"),
+        ("Jax == 0.4.*", "jax", "==0.4.*"),
+        ("tensorflow[and-cuda]==2.15.1", "tensorflow", "==2.15.1"),
+        (
+            "nvidia-cudnn-cu12==9.1.0.70; platform_system == 'Linux'",
+            "nvidia-cudnn-cu12",
+            "==9.1.0.70",
+        ),
+        ("nvidia_cudnn.cu12 (>=9.8,<10)", "nvidia-cudnn-cu12", ">=9.8,<10"),
+    ],
+)
+def test_pins(text: str, name: str, spec: str) -> None:
+    pin = parse_pin(text)
+    assert pin.name == name and pin.specifier == SpecifierSet(spec)
+
+
+@pytest.mark.parametrize("text", ["torch>=", ">=2", "torch @ https://example.invalid/t.whl", ""])
+def test_bad_requirements(text: str) -> None:
+    with pytest.raises(RequirementError):
+        parse_pin(text)
+
+
+def test_frameworks_merge_and_aliases() -> None:
+    reqs = parse_requirements(["tensorflow>=2.11", "torchvision", "torch<2.8", "tensorflow<2.16"])
+    assert [r.framework for r in reqs] == ["torch", "tensorflow"]
+    torch, tf = reqs
+    assert torch.with_projects == ("torchvision",) and torch.specifier == SpecifierSet("<2.8")
+    assert tf.specifier == SpecifierSet(">=2.11,<2.16")
+
+
+def test_unknown_framework() -> None:
+    with pytest.raises(RequirementError, match="unknown framework 'tensorfloww'"):
+        parse_requirements(["tensorfloww"])
