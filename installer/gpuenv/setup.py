@@ -209,7 +209,10 @@ def _fallback_notes(
     changes = plan_changes(ideal, plan) if not opts.lab else []
     if not changes:
         return []
-    unreachable = "; ".join(available.unreachable) or "the configured indexes lack the newer files"
+    from gpuenv.lock.availability import unreachable_that_mattered
+
+    mattered = unreachable_that_mattered(available, plan)
+    unreachable = "; ".join(mattered) or "the configured indexes lack the newer files"
     return [f"what the sources publish changed the plan ({'; '.join(changes)}): {unreachable}"]
 
 

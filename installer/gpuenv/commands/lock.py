@@ -126,15 +126,13 @@ def lock_command(
         ideal = resolve(machine, requirements or ("torch",), **resolve_args)
         plan = ideal
         if not (check or no_probe):
-            from gpuenv.lock.availability import gather
+            from gpuenv.lock.availability import gather, unreachable_that_mattered
             from gpuenv.resolve.requirements import parse_requirements
 
             frameworks = [r.framework for r in parse_requirements(list(requirements or ("torch",)))]
             available = gather(kb, frameworks, machine.platform, indexes)
             plan = resolve(machine, requirements or ("torch",), available=available, **resolve_args)
-            # only the unreachable sources that cost this plan a candidate are worth a word
-            missed = " ".join(r.message for r in plan.rejected if r.rule == "unavailable")
-            notes += [n for n in available.unreachable if n.split(": ", 1)[0] in missed]
+            notes += unreachable_that_mattered(available, plan)
     if check:
         ok, message = check_lockfile(plan, options)
         click.echo(message, err=not ok)

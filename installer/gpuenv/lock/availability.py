@@ -19,6 +19,7 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from gpuenv.indexes import IndexConfig, default_index_url
 from gpuenv.recipes import KnowledgeBase
 from gpuenv.recipes_online import fetch_filenames, platform_of
+from gpuenv.resolve.plan import Plan
 from gpuenv.resolve.rules import build_package
 from gpuenv.resolve.target import Availability
 
@@ -102,7 +103,7 @@ def gather(
             if isinstance(result, Exception):
                 if not _is_missing_project(result):
                     unreachable[index] = (
-                        f"{index}: unreachable ({type(result).__name__}: {str(result)[:160]})"
+                        f"{index}: unreachable ({type(result).__name__}: {str(result)[:80]})"
                     )
                 continue
             found[pkg].add(result, platform, index)
@@ -132,3 +133,9 @@ def _project_of(filename: str) -> str | None:
         return str(parse_wheel_filename(unquote(filename))[0])
     except (InvalidWheelFilename, ValueError):
         return None
+
+
+def unreachable_that_mattered(available: Availability, plan: Plan) -> list[str]:
+    """The unreachable sources that cost this plan a candidate: the only ones worth a word."""
+    missed = " ".join(r.message for r in plan.rejected if r.rule == "unavailable")
+    return [note for note in available.unreachable if note.split(": ", 1)[0] in missed]
