@@ -61,3 +61,15 @@ def test_arch_support(
     sass: tuple[str, ...], ptx: tuple[str, ...], cc: str, expected: str | None
 ) -> None:
     assert arch_support(build(sass, ptx), cc) == expected
+
+
+def test_runtime_arch_lists_follow_the_same_rule() -> None:
+    from gpuenv.archs import from_arch_list
+    from gpuenv.verify.arch import arch_coverage
+
+    sass, ptx = from_arch_list(["sm_50", "sm_90a", "sm_100", "sm_120", "compute_120"])
+    assert sass == ["5.0", "9.0a", "10.0", "12.0"] and ptx == ["12.0"]
+    cu128 = ["sm_75", "sm_80", "sm_86", "sm_90", "sm_100", "sm_120", "compute_120"]
+    assert arch_coverage(cu128, "6.1") is None  # the GTX 1080 Ti "no kernel image"
+    assert arch_coverage(cu128, "8.9") == "sass"
+    assert arch_coverage(["sm_90a"], "9.0") is None

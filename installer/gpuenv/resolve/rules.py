@@ -12,6 +12,7 @@ from typing import Optional
 
 from packaging.version import Version
 
+from gpuenv.archs import coverage
 from gpuenv.machine import cc_tuple, parse_driver_version
 from gpuenv.recipes import Build, CudnnRelease, KnowledgeBase, Release, major_minor
 from gpuenv.resolve.requirements import FrameworkRequirement, Pin, parse_pin
@@ -289,22 +290,10 @@ def _check_gpu(
 
 
 def arch_support(build: Build, cc: str) -> Optional[str]:
-    """'sass' when the build has machine code that runs on cc, 'ptx' when only PTX, else None.
-
-    SASS for sm_XZ runs on X.Y when Z <= Y (same major); PTX for compute_AB JIT-compiles for
-    any AB <= XY.
-    """
+    """'sass' when the build has machine code that runs on cc, 'ptx' when only PTX, else None."""
     if build.archs is None:
         return None
-    major, minor = cc_tuple(cc)
-    for sass in build.archs.sass:
-        s_major, s_minor = cc_tuple(sass.rstrip("af"))
-        if s_major == major and s_minor <= minor and not sass.endswith(("a", "f")):
-            return "sass"
-    for ptx in build.archs.ptx:
-        if cc_tuple(ptx.rstrip("af")) <= (major, minor) and not ptx.endswith(("a", "f")):
-            return "ptx"
-    return None
+    return coverage(build.archs.sass, build.archs.ptx, cc)
 
 
 def _fmt_archs(ccs: tuple[str, ...], prefix: str = "sm_") -> str:

@@ -7,29 +7,13 @@ from typing import Optional
 
 from packaging.version import InvalidVersion, Version
 
-from gpuenv.machine import cc_tuple
-
-
-def _cc(entry: str) -> Optional[tuple[int, int]]:
-    digits = entry.split("_", 1)[-1]
-    if not digits.isdigit() or len(digits) < 2:
-        return None  # sm_90a / sm_100f: family-specific, runs only on that exact chip
-    return int(digits[:-1]), int(digits[-1])
+from gpuenv.archs import coverage, from_arch_list
 
 
 def arch_coverage(arch_list: Sequence[str], cc: str) -> Optional[str]:
-    """'sass', 'ptx' or None, by gpuenv.resolve.rules.arch_support's rules, for an arch list
-    as torch.cuda.get_arch_list() gives it (['sm_75', ..., 'compute_90'])."""
-    device = cc_tuple(cc)
-    for entry in arch_list:
-        got = _cc(entry) if entry.startswith("sm_") else None
-        if got and got[0] == device[0] and got[1] <= device[1]:
-            return "sass"
-    for entry in arch_list:
-        got = _cc(entry) if entry.startswith("compute_") else None
-        if got and got <= device:
-            return "ptx"
-    return None
+    """'sass', 'ptx' or None (gpuenv.archs' rule) for an arch list as torch reports it."""
+    sass, ptx = from_arch_list(arch_list)
+    return coverage(sass, ptx, cc)
 
 
 def cudnn_text(raw: object) -> Optional[str]:
