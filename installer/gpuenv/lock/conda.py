@@ -62,8 +62,11 @@ def solve_conda(
     except CondaError as exc:
         message = str(exc)
         if _UNREACHABLE.search(message) and "SolverError" not in message:
+            first = message.strip().splitlines()[0] if message.strip() else message
             raise SourceUnreachableError(
-                f"could not read conda channel(s) {', '.join(channels)}: {message}"
+                f"could not read conda channel(s) {', '.join(channels)} ({first}); the plan"
+                f" needs {', '.join(plan.conda)} from there: lock where it is reachable, or pass"
+                " --channel with a mirror"
             ) from exc
         raise UnsatisfiableError(
             f"the conda requirements ({', '.join(specs)}) cannot be solved on"
