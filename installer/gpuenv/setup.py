@@ -124,16 +124,11 @@ def lab_class_plan(
     lab: Lab, class_name: str, kb: KnowledgeBase, indexes: IndexConfig
 ) -> tuple[Plan, Plan]:
     """The class's plan from what the sources publish, and its ideal plan (all reachable)."""
-    from gpuenv.lock.availability import gather
-    from gpuenv.resolve.requirements import parse_requirements
+    from gpuenv.lock.availability import resolve_with_sources
 
-    cls = lab.find_class(class_name)
-    machine = cls.machine()
-    frameworks = [r.framework for r in parse_requirements(list(lab.requirements))]
-    available = gather(kb, frameworks, machine.platform, indexes)
-    plan = resolve(machine, lab.requirements, kb=kb, python=lab.python, available=available)
-    ideal = resolve(machine, lab.requirements, kb=kb, python=lab.python)
-    return with_packages(plan, lab.packages), with_packages(ideal, lab.packages)
+    machine = lab.find_class(class_name).machine()
+    sourced = resolve_with_sources(machine, lab.requirements, kb, indexes, python=lab.python)
+    return with_packages(sourced.plan, lab.packages), with_packages(sourced.ideal, lab.packages)
 
 
 def with_packages(plan: Plan, packages: tuple[str, ...]) -> Plan:
@@ -151,18 +146,19 @@ def _resolve_here(
     indexes: IndexConfig,
     say: Say,
 ) -> tuple[Plan, list[str]]:
-    from gpuenv.lock.availability import gather
-    from gpuenv.resolve.requirements import parse_requirements
+    from gpuenv.lock import plan_changes
+    from gpuenv.lock.availability import resolve_with_sources
 
-    frameworks = [r.framework for r in parse_requirements(list(requirements))]
-    available = gather(kb, frameworks, machine.platform, indexes)
-    args: dict[str, Any] = dict(
-        kb=kb, no_gpu=opts.no_gpu, require_gpu=opts.require_gpu, available=available
-    )
-    plan = resolve(machine, requirements, python=opts.python, **args)
+    args: dict[str, Any] = dict(no_gpu=opts.no_gpu, require_gpu=opts.require_gpu)
+    sourced = resolve_with_sources(machine, requirements, kb, indexes, python=opts.python, **args)
+    plan = sourced.plan
+    notes: list[str] = []
+    changes = plan_changes(sourced.ideal, plan)
+    if changes:  # say what the reachable sources changed against what `gpuenv resolve` prints
+        why = "; ".join(sourced.notes()) or "the configured indexes lack the newer files"
+        notes.append(f"what the sources publish changed the plan ({'; '.join(changes)}): {why}")
     if opts.lab:
         plan = with_packages(plan, opts.lab.packages)
-    notes: list[str] = _fallback_notes(machine, requirements, opts, kb, plan, available)
     if opts.python or python_available(plan.python, machine, say, may_install=not opts.dry_run):
         return plan, notes
     # The newest stack wants a Python this machine lacks and uv could not fetch: plan for the
@@ -172,7 +168,9 @@ def _resolve_here(
     )
     for version in present:
         try:
-            fallback = resolve(machine, requirements, python=version, **args)
+            fallback = resolve(
+                machine, requirements, kb=kb, python=version, available=sourced.available, **args
+            )
         except ResolveError:
             continue
         notes.append(
@@ -182,38 +180,6 @@ def _resolve_here(
         return (with_packages(fallback, opts.lab.packages) if opts.lab else fallback), notes
     notes.append(f"Python {plan.python} is not on this machine; installing will need it")
     return plan, notes
-
-
-def _fallback_notes(
-    machine: Machine,
-    requirements: tuple[str, ...],
-    opts: SetupOptions,
-    kb: KnowledgeBase,
-    plan: Plan,
-    available: Any,
-) -> list[str]:
-    """Say what the reachable sources changed compared with the plan `gpuenv resolve` prints."""
-    from gpuenv.lock import plan_changes
-
-    try:
-        ideal = resolve(
-            machine,
-            requirements,
-            kb=kb,
-            python=opts.python,
-            no_gpu=opts.no_gpu,
-            require_gpu=opts.require_gpu,
-        )
-    except ResolveError:
-        return []
-    changes = plan_changes(ideal, plan) if not opts.lab else []
-    if not changes:
-        return []
-    from gpuenv.lock.availability import unreachable_that_mattered
-
-    mattered = unreachable_that_mattered(available, plan)
-    unreachable = "; ".join(mattered) or "the configured indexes lack the newer files"
-    return [f"what the sources publish changed the plan ({'; '.join(changes)}): {unreachable}"]
 
 
 def python_available(version: str, machine: Machine, say: Say, *, may_install: bool) -> bool:

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from installrepos import InstallRepos, build_install_repos
+from isolation import isolate
 
 
 @pytest.fixture(scope="session")
@@ -18,8 +19,9 @@ def install_repos(tmp_path_factory: pytest.TempPathFactory) -> InstallRepos:
 def private_store(
     tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("GPUENV_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("GPUENV_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "uv-cache"))
-    monkeypatch.setenv("UV_NO_CONFIG", "1")
-    monkeypatch.setenv("UV_PYTHON_DOWNLOADS", "never")
+    isolate(
+        monkeypatch,
+        gpuenv_root=tmp_path / "cache",
+        uv_cache=tmp_path_factory.getbasetemp() / "uv-cache",
+        home=tmp_path / "home",
+    )

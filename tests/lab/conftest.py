@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from installrepos import InstallRepos, build_install_repos
+from isolation import isolate
 
 
 @pytest.fixture(scope="session")
@@ -21,11 +22,12 @@ def private(
     monkeypatch: pytest.MonkeyPatch,
     install_repos: InstallRepos,
 ) -> None:
-    monkeypatch.setenv("GPUENV_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("GPUENV_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "uv-cache"))
-    monkeypatch.setenv("UV_NO_CONFIG", "1")
-    monkeypatch.setenv("UV_PYTHON_DOWNLOADS", "never")
+    isolate(
+        monkeypatch,
+        gpuenv_root=tmp_path / "cache",
+        uv_cache=tmp_path_factory.getbasetemp() / "uv-cache",
+        home=tmp_path / "home",
+    )
     # the only index is the local one; no find-links, no mirrors of this machine
     monkeypatch.setenv("PIP_INDEX_URL", install_repos.index)
     monkeypatch.setenv("PIP_CONFIG_FILE", "/dev/null")

@@ -121,18 +121,17 @@ def lock_command(
             kb, machine_file=machine_file, gpu=gpu, driver=driver, os_name=os_name, arch=arch
         )
         resolve_args: dict[str, Any] = dict(
-            kb=kb, python=python, no_gpu=no_gpu, require_gpu=require_gpu, gpu_index=gpu_index
+            python=python, no_gpu=no_gpu, require_gpu=require_gpu, gpu_index=gpu_index
         )
-        ideal = resolve(machine, requirements or ("torch",), **resolve_args)
-        plan = ideal
-        if not (check or no_probe):
-            from gpuenv.lock.availability import gather, unreachable_that_mattered
-            from gpuenv.resolve.requirements import parse_requirements
+        reqs = requirements or ("torch",)
+        if check or no_probe:
+            ideal = plan = resolve(machine, reqs, kb=kb, **resolve_args)
+        else:
+            from gpuenv.lock.availability import resolve_with_sources
 
-            frameworks = [r.framework for r in parse_requirements(list(requirements or ("torch",)))]
-            available = gather(kb, frameworks, machine.platform, indexes)
-            plan = resolve(machine, requirements or ("torch",), available=available, **resolve_args)
-            notes += unreachable_that_mattered(available, plan)
+            sourced = resolve_with_sources(machine, reqs, kb, indexes, **resolve_args)
+            plan, ideal = sourced.plan, sourced.ideal
+            notes += sourced.notes()
     if check:
         ok, message = check_lockfile(plan, options)
         click.echo(message, err=not ok)

@@ -9,14 +9,17 @@ what the others have.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import unquote
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from gpuenv.indexes import IndexConfig, default_index_url
+from gpuenv.machine import Machine
 from gpuenv.recipes import KnowledgeBase
 from gpuenv.recipes_online import fetch_filenames, platform_of
 from gpuenv.resolve.plan import Plan
@@ -139,3 +142,31 @@ def unreachable_that_mattered(available: Availability, plan: Plan) -> list[str]:
     """The unreachable sources that cost this plan a candidate: the only ones worth a word."""
     missed = " ".join(r.message for r in plan.rejected if r.rule == "unavailable")
     return [note for note in available.unreachable if note.split(": ", 1)[0] in missed]
+
+
+@dataclass(frozen=True)
+class SourcedPlan:
+    plan: Plan  # what the reachable sources allow
+    ideal: Plan  # what `gpuenv resolve` prints: every source reachable
+    available: Availability
+
+    def notes(self) -> list[str]:
+        return unreachable_that_mattered(self.available, self.plan)
+
+
+def resolve_with_sources(
+    machine: Machine,
+    requirements: Sequence[str],
+    kb: KnowledgeBase,
+    config: IndexConfig,
+    **resolve_args: Any,
+) -> SourcedPlan:
+    """Resolve twice: as if every source answered, and limited to what the sources publish."""
+    from gpuenv.resolve import resolve
+    from gpuenv.resolve.requirements import parse_requirements
+
+    frameworks = [r.framework for r in parse_requirements(list(requirements))]
+    available = gather(kb, frameworks, machine.platform, config)
+    ideal = resolve(machine, requirements, kb=kb, **resolve_args)
+    plan = resolve(machine, requirements, kb=kb, available=available, **resolve_args)
+    return SourcedPlan(plan, ideal, available)
