@@ -23,12 +23,14 @@ specific class whose OS, CPU, GPUs and driver it satisfies.
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
 from gpuenv.describe import OS_CHOICES
+from gpuenv.indexes import IndexConfig
 from gpuenv.machine import (
     Driver,
     Gpu,
@@ -42,6 +44,7 @@ from gpuenv.machine import (
     parse_driver_version,
 )
 from gpuenv.recipes import KnowledgeBase
+from gpuenv.resolve.plan import PipRequirement, Plan
 from gpuenv.resolve.target import lookup_gpu
 
 if sys.version_info >= (3, 11):
@@ -244,3 +247,21 @@ def _coverage(row: dict[str, Any], kb: KnowledgeBase) -> tuple[tuple[str, ...], 
     if not known:
         raise ValueError(f"compute capability {text} covers no known GPU")
     return tuple(known), text
+
+
+def lab_class_plan(
+    lab: Lab, class_name: str, kb: KnowledgeBase, indexes: IndexConfig
+) -> tuple[Plan, Plan]:
+    """The class's plan from what the sources publish, and its ideal plan (all reachable)."""
+    from gpuenv.lock.availability import resolve_with_sources
+
+    machine = lab.find_class(class_name).machine()
+    sourced = resolve_with_sources(machine, lab.requirements, kb, indexes, python=lab.python)
+    return with_packages(sourced.plan, lab.packages), with_packages(sourced.ideal, lab.packages)
+
+
+def with_packages(plan: Plan, packages: tuple[str, ...]) -> Plan:
+    """The lab's extra packages (jupyterlab, ...) join the pip part of the plan."""
+    if not packages:
+        return plan
+    return dataclasses.replace(plan, pip=(*plan.pip, *(PipRequirement(p) for p in packages)))

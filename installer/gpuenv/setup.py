@@ -6,7 +6,6 @@ did (`<store>/.setup/<name>.json`), so a second run with nothing changed is a qu
 
 from __future__ import annotations
 
-import dataclasses
 import datetime as dt
 import hashlib
 import json
@@ -18,11 +17,11 @@ from typing import Any, Optional
 
 from gpuenv.envs.store import store_root
 from gpuenv.indexes import IndexConfig
-from gpuenv.lab import Lab, LabError
+from gpuenv.lab import Lab, LabError, lab_class_plan, with_packages
 from gpuenv.machine import Machine
 from gpuenv.recipes import KnowledgeBase
 from gpuenv.resolve import ResolveError, resolve
-from gpuenv.resolve.plan import PipRequirement, Plan
+from gpuenv.resolve.plan import Plan
 
 Say = Callable[[str], None]
 DEFAULT_REQUIREMENTS = ("torch",)
@@ -118,24 +117,6 @@ def plan_setup(
     plan, notes = _resolve_here(machine, requirements, opts, kb, indexes, say)
     lockfile = store_root() / ".setup" / f"{opts.name}.lock.yml"
     return SetupPlan(plan, lockfile, None, tuple(notes), False)
-
-
-def lab_class_plan(
-    lab: Lab, class_name: str, kb: KnowledgeBase, indexes: IndexConfig
-) -> tuple[Plan, Plan]:
-    """The class's plan from what the sources publish, and its ideal plan (all reachable)."""
-    from gpuenv.lock.availability import resolve_with_sources
-
-    machine = lab.find_class(class_name).machine()
-    sourced = resolve_with_sources(machine, lab.requirements, kb, indexes, python=lab.python)
-    return with_packages(sourced.plan, lab.packages), with_packages(sourced.ideal, lab.packages)
-
-
-def with_packages(plan: Plan, packages: tuple[str, ...]) -> Plan:
-    """The lab's extra packages (jupyterlab, ...) join the pip part of the plan."""
-    if not packages:
-        return plan
-    return dataclasses.replace(plan, pip=(*plan.pip, *(PipRequirement(p) for p in packages)))
 
 
 def _resolve_here(

@@ -162,11 +162,10 @@ def _lock_lab(
 ) -> int:
     """Every class's lockfile (portable); with --check, which are stale. The exit status."""
     from gpuenv.errors import exit_code
-    from gpuenv.lab import load_lab
+    from gpuenv.lab import lab_class_plan, load_lab, with_packages
     from gpuenv.lock import LockOptions, check_lockfile, lock_plan
     from gpuenv.lock.conda import DEFAULT_CHANNELS
     from gpuenv.resolve import resolve
-    from gpuenv.setup import lab_class_plan, with_packages
 
     lab = load_lab(lab_file, kb)
     classes = [lab.find_class(n) for n in class_names] if class_names else list(lab.classes)
