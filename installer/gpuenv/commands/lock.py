@@ -96,13 +96,13 @@ def lock_command(
     from gpuenv.resolve import resolve
     from gpuenv.resolve.plan import Plan
 
+    if lab_file is not None:
+        _refuse_beside_lab(requirements)
+    elif class_names:
+        raise click.UsageError("--class picks classes of a lab file: give --lab FILE with it")
     kb = load_knowledge_base()
     indexes = user_index_config()
     if lab_file is not None:
-        if requirements or plan_file or gpu or driver or os_name or machine_file:
-            raise click.UsageError(
-                "--lab names the stack and the machines: no requirements or machine flags"
-            )
         raise SystemExit(_lock_lab(lab_file, class_names, check, kb, indexes, channels))
     options = LockOptions(
         output=output,
@@ -150,6 +150,43 @@ def lock_command(
         f"locked {stack} for {plan.platform}, Python {plan.python} ({plan.accelerator}): "
         f"{result.pip_count} pip and {result.conda_count} conda packages{era} -> {result.path}"
     )
+
+
+# What --lab decides itself: each of these given beside it would be ignored, so it is refused.
+_NOT_WITH_LAB = (
+    "machine_file",
+    "gpu",
+    "driver",
+    "os_name",
+    "arch",
+    "gpu_index",
+    "python",
+    "no_gpu",
+    "require_gpu",
+    "plan_file",
+    "output",
+    "portable",
+    "exclude_newer",
+    "fmt",
+    "no_probe",
+)
+
+
+def _refuse_beside_lab(requirements: tuple[str, ...]) -> None:
+    ctx = click.get_current_context()
+    given = [
+        f"--{p.name}" if not p.opts else p.opts[-1]
+        for p in ctx.command.params
+        if p.name in _NOT_WITH_LAB
+        and ctx.get_parameter_source(p.name) not in (click.core.ParameterSource.DEFAULT, None)
+    ]
+    if requirements:
+        given.insert(0, "REQUIREMENTS")
+    if given:
+        raise click.UsageError(
+            f"--lab names the stack and the machines (the lab file's [stack] and [[class]]"
+            f" rows, always portable): {', '.join(given)} cannot be given with it"
+        )
 
 
 def _lock_lab(

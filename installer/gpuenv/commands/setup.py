@@ -49,7 +49,7 @@ def setup_command(
     from gpuenv.envs.store import EnvLocation, interpreter
     from gpuenv.envs.transaction import install, up_to_date
     from gpuenv.indexes import user_index_config
-    from gpuenv.lab import find_lab_file, load_lab
+    from gpuenv.lab import discover_lab
     from gpuenv.lock import LockOptions, lock_plan
     from gpuenv.lock.lockfile import read_lockfile
     from gpuenv.lock.pypi import find_uv
@@ -60,8 +60,9 @@ def setup_command(
     report = Reporter(quiet=quiet)
     kb = load_knowledge_base()
     location = EnvLocation.named(name)
-    lab_path = lab_file or find_lab_file(Path.cwd())
-    lab = load_lab(lab_path, kb) if lab_path else None
+    lab, lab_note = discover_lab(Path.cwd(), lab_file, requirements, kb)
+    if lab_note:
+        report.say(f"note: {lab_note}")
     opts = SetupOptions(requirements, name, lab, python, no_gpu, require_gpu, dry_run, force)
     machine = detect_machine()
     indexes = user_index_config()
