@@ -87,7 +87,9 @@ class LabSpec:
 def read_lab_data(path: Path) -> dict[str, Any]:
     """The TOML of a lab file: a regular file of bounded size, never a pipe or a device."""
     try:
-        with open(path, "rb") as handle:
+        # non-blocking: opening a FIFO must not wait for a writer before the check below
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        with os.fdopen(fd, "rb") as handle:
             if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
                 raise LabError(f"{path}: not a regular file; a lab file is a TOML file")
             raw = handle.read(MAX_LAB_FILE_BYTES + 1)
@@ -242,7 +244,8 @@ def _check_package(text: str, where: str) -> None:
     try:
         req = Requirement(text)
     except InvalidRequirement as exc:
-        raise LabError(f"{where} packages: {text!r} is not a requirement ({exc})") from exc
+        why = str(exc).splitlines()[0] if str(exc) else "bad syntax"  # packaging draws a caret
+        raise LabError(f"{where} packages: {text!r} is not a requirement ({why})") from exc
     if req.url:
         raise LabError(
             f"{where} packages: {text!r} names a URL; packages come from the configured indexes,"

@@ -205,8 +205,10 @@ def _lock_lab(
     from gpuenv.resolve import resolve
 
     lab = load_lab(lab_file, kb)
-    classes = [lab.find_class(n) for n in class_names] if class_names else list(lab.classes)
+    names = dict.fromkeys(class_names)  # each class once, in the order given
+    classes = [lab.find_class(n) for n in names] if names else list(lab.classes)
     failed = 0
+    statuses: set[int] = set()  # the exit status of each failure
     for cls in classes:
         options = LockOptions(
             output=lab.lockfile(cls),
@@ -222,7 +224,9 @@ def _lock_lab(
                 missing = not options.output.exists()
                 label = "ok     " if ok else ("MISSING" if missing else "STALE  ")
                 click.echo(f"{label} {cls.name}: {message}")
-                failed += not ok
+                if not ok:
+                    failed += 1
+                    statuses.add(1)
                 continue
             plan, ideal = lab_class_plan(lab, cls.name, kb, indexes)
             result = lock_plan(plan, options, ideal)
@@ -233,6 +237,7 @@ def _lock_lab(
                 raise
             click.echo(f"FAILED {cls.name}: {exc}", err=True)
             failed += 1
+            statuses.add(exit_code(exc) or 1)
             continue
         stack = ", ".join(f"{n} {f.version} [{f.variant}]" for n, f in plan.frameworks.items())
         click.echo(f"locked {cls.name}: {stack}, Python {plan.python} -> {result.path}")
@@ -241,4 +246,7 @@ def _lock_lab(
             f"{failed} of {len(classes)} classes {'stale or missing' if check else 'failed'}",
             err=True,
         )
-    return 1 if failed else 0
+    if not failed:
+        return 0
+    # one cause for every failure (all unreachable: 5) keeps its status; a mix is a failed lock
+    return statuses.pop() if len(statuses) == 1 else 1
