@@ -9,6 +9,7 @@ from typing import Optional
 
 import click
 
+from gpuenv.commands.machine_options import check_python_option
 from gpuenv.commands.progress import Reporter
 
 
@@ -18,10 +19,10 @@ from gpuenv.commands.progress import Reporter
     "--lab",
     "lab_file",
     type=click.Path(path_type=Path, exists=True, dir_okay=False),
-    help="The lab file (default: ./gpuenv.toml or ./lab.toml when present).",
+    help="The lab file (default: ./gpuenv.toml or ./lab.toml, when no REQUIREMENTS are given).",
 )
 @click.option("-n", "--name", default="default", show_default=True, help="The environment's name.")
-@click.option("--python", help="Pin the Python version (3.10).")
+@click.option("--python", callback=check_python_option, help="Pin the Python version (3.10).")
 @click.option("--no-gpu", is_flag=True, help="Set up a CPU stack even if a GPU is present.")
 @click.option("--require-gpu", is_flag=True, help="Fail unless every framework gets the GPU.")
 @click.option("--dry-run", is_flag=True, help="Show what would be installed; change nothing.")
