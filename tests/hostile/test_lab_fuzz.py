@@ -171,9 +171,12 @@ def check_lab_text(text: str) -> None:
         lab.write_text(text, encoding="utf-8")
         before = _tree(root)
         err = io.StringIO()
-        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
-            with pytest.raises(SystemExit) as done:
-                main(["lock", "--lab", str(lab), "--check"])
+        with (
+            contextlib.redirect_stderr(err),
+            contextlib.redirect_stdout(io.StringIO()),
+            pytest.raises(SystemExit) as done,
+        ):
+            main(["lock", "--lab", str(lab), "--check"])
         code = done.value.code
         assert code in (0, 1, 2, 3), (code, err.getvalue(), text)
         if code in (2, 3):
