@@ -121,3 +121,29 @@ def test_good_flags_still_work(args: list[str], tmp_path: Path) -> None:
 def test_framework_requirements_refuse_what_the_resolver_drops(text: str, expected: str) -> None:
     with pytest.raises(RequirementError, match=expected):
         parse_requirements([text])
+
+
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (b"\xff\xfe", "not UTF-8"),
+        (b"[]", "a Machine is a JSON object"),
+        (b"{nope", "not valid JSON"),
+        (b" " * ((1 << 20) + 1), "larger than"),
+    ],
+)
+def test_bad_machine_files(content: bytes, expected: str, tmp_path: Path) -> None:
+    path = tmp_path / "m.json"
+    path.write_bytes(content)
+    result = gpuenv("resolve", "torch", "--machine", str(path), cwd=tmp_path)
+    assert result.returncode == 2 and expected in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_machine_fifo_or_device_is_refused_without_blocking(tmp_path: Path) -> None:
+    fifo = tmp_path / "m.json"
+    os.mkfifo(fifo)
+    for path in (str(fifo), os.devnull):
+        result = gpuenv("resolve", "torch", "--machine", path, cwd=tmp_path)
+        assert result.returncode == 2 and "not a regular file" in result.stderr, result.stderr
