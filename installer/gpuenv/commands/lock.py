@@ -153,6 +153,7 @@ def lock_command(
 
 
 # What --lab decides itself: each of these given beside it would be ignored, so it is refused.
+# (--portable is not: lab lockfiles are portable anyway.)
 _NOT_WITH_LAB = (
     "machine_file",
     "gpu",
@@ -165,7 +166,6 @@ _NOT_WITH_LAB = (
     "require_gpu",
     "plan_file",
     "output",
-    "portable",
     "exclude_newer",
     "fmt",
     "no_probe",
