@@ -134,7 +134,7 @@ class Lab:
         )
 
     def match(self, machine: Machine) -> tuple[Optional[MachineClass], list[str]]:
-        """The most specific class this machine can use, and why each other class does not fit."""
+        """The class this machine gets (see _check_overlaps), and why each other does not fit."""
         fits: list[MachineClass] = []
         why_not: list[str] = []
         for cls in self.classes:
@@ -191,13 +191,17 @@ def load_lab(path: Path, kb: KnowledgeBase) -> Lab:
     spec = parse_lab(read_lab_data(path), path)
     classes = tuple(_class(row, kb, path) for row in spec.classes)
     _check_overlaps(classes, path)
+    try:
+        lockfile_dir = (path.parent / spec.lockfiles).resolve()
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop, before Python 3.13
+        raise LabError(f"{path}: [lab] lockfiles = {spec.lockfiles!r}: {exc}") from exc
     return Lab(
         path=path,
         name=spec.name or path.stem,
         requirements=spec.requirements,
         packages=spec.packages,
         python=spec.python,
-        lockfile_dir=(path.parent / spec.lockfiles).resolve(),
+        lockfile_dir=lockfile_dir,
         classes=classes,
     )
 

@@ -293,3 +293,14 @@ def test_cli_exits_2_with_one_message(
     assert expected in result.stderr and str(path) in result.stderr
     assert result.stderr.startswith("gpuenv: error:") and result.stderr.count("\n") == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing written
+
+
+def test_a_lockfiles_symlink_loop_is_refused(tmp_path: Path, kb: KnowledgeBase) -> None:
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    path = lab_file(tmp_path, '[lab]\nlockfiles = "loop/x"\n' + STACK + CPU_CLASS)
+    try:
+        lab = load_lab(path, kb)
+    except LabError as exc:  # refused, naming the key ...
+        assert "lockfiles" in str(exc)
+    else:  # ... or (Python 3.13+ resolves loops leniently) kept inside the lab's folder
+        assert lab.lockfile_dir.is_relative_to(tmp_path)
