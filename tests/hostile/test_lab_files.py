@@ -93,7 +93,7 @@ def test_the_example_lab_file_is_valid(kb: KnowledgeBase) -> None:
             '[lab]\nlockfile = "x"\n' + STACK + CPU_CLASS,
             r"\[lab\]: unknown key 'lockfile'; did you mean 'lockfiles'\?",
         ),
-        (STACK + "jupyter = true\n" + CPU_CLASS, r"\[stack\]: unknown key 'jupyter'"),
+        (STACK + "frobnicate = true\n" + CPU_CLASS, r"\[stack\]: unknown key 'frobnicate'"),
         # conflicting keys
         (
             STACK + GPU_CLASS + 'gpu = "GeForce RTX 3090"\n',
