@@ -147,3 +147,18 @@ def test_a_machine_fifo_or_device_is_refused_without_blocking(tmp_path: Path) ->
     for path in (str(fifo), os.devnull):
         result = gpuenv("resolve", "torch", "--machine", path, cwd=tmp_path)
         assert result.returncode == 2 and "not a regular file" in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [(["torch"], "REQUIREMENTS"), (["--gpu", "6.1"], "--gpu"), (["--python", "3.11"], "--python")],
+)
+def test_lock_plan_refuses_what_the_plan_decides(
+    args: list[str], named: str, tmp_path: Path
+) -> None:
+    plan = tmp_path / "plan.json"
+    plan.write_text("{}")
+    result = gpuenv("lock", "--plan", str(plan), *args, "-o", "x.lock.yml", cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "--plan names the stack and the machine" in result.stderr and named in result.stderr
+    assert not (tmp_path / "x.lock.yml").exists()

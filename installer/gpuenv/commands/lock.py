@@ -97,8 +97,10 @@ def lock_command(
     from gpuenv.resolve.plan import Plan
 
     if lab_file is not None:
-        _refuse_beside_lab(requirements)
-    elif class_names:
+        _refuse_beside("--lab", _NOT_WITH_LAB, requirements, _LAB_DECIDES)
+    elif plan_file is not None:
+        _refuse_beside("--plan", _NOT_WITH_PLAN, requirements, _PLAN_DECIDES)
+    if class_names and lab_file is None:
         raise click.UsageError("--class picks classes of a lab file: give --lab FILE with it")
     kb = load_knowledge_base()
     indexes = user_index_config()
@@ -152,9 +154,9 @@ def lock_command(
     )
 
 
-# What --lab decides itself: each of these given beside it would be ignored, so it is refused.
-# (--portable is not: lab lockfiles are portable anyway.)
-_NOT_WITH_LAB = (
+# What --lab and --plan decide themselves: each of these given beside them would be ignored, so
+# it is refused. (--portable is not: lab lockfiles are portable anyway.)
+_PLAN_FLAGS = (
     "machine_file",
     "gpu",
     "driver",
@@ -164,28 +166,31 @@ _NOT_WITH_LAB = (
     "python",
     "no_gpu",
     "require_gpu",
-    "plan_file",
-    "output",
-    "exclude_newer",
-    "fmt",
     "no_probe",
 )
+_NOT_WITH_PLAN = _PLAN_FLAGS
+_NOT_WITH_LAB = (*_PLAN_FLAGS, "plan_file", "output", "exclude_newer", "fmt")
+_LAB_DECIDES = (
+    "the stack and the machines (the lab file's [stack] and [[class]] rows, always portable)"
+)
+_PLAN_DECIDES = "the stack and the machine (the saved Plan)"
 
 
-def _refuse_beside_lab(requirements: tuple[str, ...]) -> None:
+def _refuse_beside(
+    option: str, refused: tuple[str, ...], requirements: tuple[str, ...], decides: str
+) -> None:
     ctx = click.get_current_context()
     given = [
-        f"--{p.name}" if not p.opts else p.opts[-1]
+        p.opts[-1] if p.opts else f"--{p.name}"
         for p in ctx.command.params
-        if p.name in _NOT_WITH_LAB
+        if p.name in refused
         and ctx.get_parameter_source(p.name) not in (click.core.ParameterSource.DEFAULT, None)
     ]
     if requirements:
         given.insert(0, "REQUIREMENTS")
     if given:
         raise click.UsageError(
-            f"--lab names the stack and the machines (the lab file's [stack] and [[class]]"
-            f" rows, always portable): {', '.join(given)} cannot be given with it"
+            f"{option} names {decides}: {', '.join(given)} cannot be given with it"
         )
 
 
