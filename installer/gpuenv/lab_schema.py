@@ -127,13 +127,15 @@ def parse_lab(data: dict[str, Any], path: Path) -> LabSpec:
         _check_package(text, where)
     python = _string(stack, "python", where, hint='e.g. python = "3.10", quoted')
     if python is not None and not _PYTHON.fullmatch(python):
-        raise LabError(f'{where} python = {python!r}: expected a Python version "3.Y", e.g. "3.10"')
+        raise LabError(
+            f'{where} python = {_show(python)}: expected a Python version "3.Y", e.g. "3.10"'
+        )
     where = f"{path}: [lab]"
     name = _string(lab, "name", where)
     lockfiles = _string(lab, "lockfiles", where) or "lockfiles"
     if PurePosixPath(lockfiles).is_absolute() or PureWindowsPath(lockfiles).drive:
         raise LabError(
-            f"{where} lockfiles = {lockfiles!r}: give a folder relative to the lab file, so the"
+            f"{where} lockfiles = {_show(lockfiles)}: give a folder relative to the lab file, so the"
             " lab's lockfiles travel with it"
         )
     rows = data.get("class")
@@ -160,7 +162,9 @@ def parse_lab(data: dict[str, Any], path: Path) -> LabSpec:
 
 def _class(row: dict[str, Any], index: int, path: Path) -> ClassSpec:
     raw_name = row.get("name")
-    label = f"{raw_name!r}" if isinstance(raw_name, str) and _printable(raw_name) else "no name"
+    label = (
+        f"{_show(raw_name)}" if isinstance(raw_name, str) and _printable(raw_name) else "no name"
+    )
     where = f"{path}: [[class]] #{index} ({label})"
     _check_keys(row, CLASS_KEYS, where, "keys")
     name = _string(row, "name", where)
@@ -168,12 +172,12 @@ def _class(row: dict[str, Any], index: int, path: Path) -> ClassSpec:
         raise LabError(f"{where}: every class needs a name (it names the class's lockfile)")
     if not _CLASS_NAME.fullmatch(name) or name.split(".")[0].lower() in _WINDOWS_DEVICES:
         raise LabError(
-            f"{where} name = {name!r}: a class name becomes a file name: use 1 to 64 letters,"
+            f"{where} name = {_show(name)}: a class name becomes a file name: use 1 to 64 letters,"
             " digits, '.', '_' or '-', starting and ending with a letter or digit"
         )
     os_name = _string(row, "os", where)
     if os_name not in OS_CHOICES:
-        raise LabError(f"{where} os = {os_name!r}: os must be one of {', '.join(OS_CHOICES)}")
+        raise LabError(f"{where} os = {_show(os_name)}: os must be one of {', '.join(OS_CHOICES)}")
     arch_text = _string(row, "arch", where) or ("arm64" if os_name == "macos" else "x86_64")
     try:
         arch = normalize_arch(arch_text)
@@ -235,7 +239,7 @@ def _cc_range(text: str, where: str) -> tuple[str, str]:
         raise LabError(f'{where} compute_capability: {exc}; or a range "6.0-6.1"') from exc
     if tuple(map(int, lo.split("."))) > tuple(map(int, hi.split("."))):
         raise LabError(
-            f"{where} compute_capability = {text!r}: the range runs backwards; write {hi}-{lo}"
+            f"{where} compute_capability = {_show(text)}: the range runs backwards; write {hi}-{lo}"
         )
     return lo, hi
 
@@ -245,10 +249,10 @@ def _check_package(text: str, where: str) -> None:
         req = Requirement(text)
     except InvalidRequirement as exc:
         why = str(exc).splitlines()[0] if str(exc) else "bad syntax"  # packaging draws a caret
-        raise LabError(f"{where} packages: {text!r} is not a requirement ({why})") from exc
+        raise LabError(f"{where} packages: {_show(text)} is not a requirement ({why})") from exc
     if req.url:
         raise LabError(
-            f"{where} packages: {text!r} names a URL; packages come from the configured indexes,"
+            f"{where} packages: {_show(text)} names a URL; packages come from the configured indexes,"
             " by name and version"
         )
 
@@ -266,7 +270,7 @@ def _check_keys(table: dict[str, Any], allowed: tuple[str, ...], where: str, wha
             continue
         close = difflib.get_close_matches(str(key), allowed, n=1, cutoff=0.6)
         guess = f"; did you mean {close[0]!r}?" if close else ""
-        shown = repr(key) if _printable(str(key)) else "with control characters"
+        shown = _show(key) if _printable(str(key)) else "with control characters"
         raise LabError(
             f"{where}: unknown key {shown}{guess} (the {what} here: {', '.join(allowed)})"
         )
@@ -282,7 +286,7 @@ def _string(table: dict[str, Any], key: str, where: str, *, hint: str = "") -> O
     if not value.strip():
         raise LabError(f"{where} {key} is empty; leave the key out instead")
     if not _printable(value):
-        raise LabError(f"{where} {key}: contains a control character ({value!r})")
+        raise LabError(f"{where} {key}: contains a control character ({_show(value)})")
     return value.strip()
 
 
@@ -303,9 +307,17 @@ def _string_list(table: dict[str, Any], key: str, where: str) -> list[str]:
                 f" such as {example}"
             )
         if not item.strip() or not _printable(item):
-            raise LabError(f"{where} {key}: item {i} ({item!r}) is empty or has control characters")
+            raise LabError(
+                f"{where} {key}: item {i} ({_show(item)}) is empty or has control characters"
+            )
         out.append(item.strip())
     return out
+
+
+def _show(value: object, limit: int = 60) -> str:
+    """A value as messages quote it: repr, cut short (a crafted file may hold a huge string)."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _printable(text: str) -> bool:
