@@ -7,7 +7,9 @@ gpuenv happens to run on, except the CPU architecture default.
 
 from __future__ import annotations
 
+import os
 import platform as _platform
+import stat
 from pathlib import Path
 from typing import Optional
 
@@ -28,11 +30,26 @@ from gpuenv.resolve.target import lookup_gpu
 OS_CHOICES = ("linux", "windows", "wsl", "macos")
 
 
+MAX_MACHINE_FILE_BYTES = 1 << 20  # `gpuenv detect --json` writes a few kilobytes
+
+
 def load_machine_file(path: Path) -> Machine:
+    """A Machine JSON file: a regular UTF-8 file of bounded size, never a pipe or a device."""
     try:
-        text = path.read_text(encoding="utf-8")
+        # non-blocking: opening a FIFO must not wait for a writer before the check below
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise MachineError(f"machine file {path}: not a regular file")
+            raw = handle.read(MAX_MACHINE_FILE_BYTES + 1)
     except OSError as exc:
         raise MachineError(f"cannot read machine file {path}: {exc.strerror or exc}") from exc
+    if len(raw) > MAX_MACHINE_FILE_BYTES:
+        raise MachineError(f"machine file {path}: larger than {MAX_MACHINE_FILE_BYTES} bytes")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise MachineError(f"machine file {path}: not UTF-8 text ({exc.reason})") from exc
     return Machine.loads(text)
 
 

@@ -15,22 +15,24 @@
     arch = "x86_64"                      # default x86_64 (arm64 on macos)
     compute_capability = "6.0-6.2"       # or one "X.Y", or gpu = "GeForce 940M", or gpu = "none"
     driver = "535.183.01"                # the class's driver floor: machines need at least this
+    priority = 0                         # optional: which of two overlapping classes wins
 
 A class is locked for the machine it describes: every compute capability of its range (so the
-builds chosen have kernels for all of them) and its driver floor. A machine belongs to the most
-specific class whose OS, CPU, GPUs and driver it satisfies.
+builds chosen have kernels for all of them) and its driver floor. A machine belongs to the class
+whose OS, CPU, GPUs and driver it satisfies; a GPU class before the CPU one. Two classes one
+machine could fit are refused when the file is read, unless their `priority` differs. The schema
+itself (keys, types) is `gpuenv.lab_schema`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
-from gpuenv.describe import OS_CHOICES
 from gpuenv.indexes import IndexConfig
+from gpuenv.lab_schema import ClassSpec, LabError, parse_lab, read_lab_data
 from gpuenv.machine import (
     Driver,
     Gpu,
@@ -39,24 +41,14 @@ from gpuenv.machine import (
     OSInfo,
     cc_tuple,
     conda_platform,
-    normalize_arch,
-    parse_compute_capability,
     parse_driver_version,
 )
 from gpuenv.recipes import KnowledgeBase
 from gpuenv.resolve.plan import PipRequirement, Plan
 from gpuenv.resolve.target import lookup_gpu
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 LAB_FILE_NAMES = ("gpuenv.toml", "lab.toml")
-
-
-class LabError(ValueError):
-    """The lab file is malformed, or a machine fits none of its classes."""
+__all__ = ["LAB_FILE_NAMES", "Lab", "LabError", "MachineClass", "discover_lab", "load_lab"]
 
 
 @dataclass(frozen=True)
@@ -67,6 +59,7 @@ class MachineClass:
     ccs: tuple[str, ...]  # every compute capability the class covers; () for a CPU class
     gpu_label: str  # as written: a name, a range, or "none"
     driver: Optional[str]
+    priority: int = 0  # which of two overlapping classes a machine gets (see _check_overlaps)
 
     @property
     def platform(self) -> str:
@@ -141,7 +134,7 @@ class Lab:
         )
 
     def match(self, machine: Machine) -> tuple[Optional[MachineClass], list[str]]:
-        """The most specific class this machine can use, and why each other class does not fit."""
+        """The class this machine gets (see _check_overlaps), and why each other does not fit."""
         fits: list[MachineClass] = []
         why_not: list[str] = []
         for cls in self.classes:
@@ -152,15 +145,8 @@ class Lab:
                 why_not.append(f"{cls.name}: {reason}")
         if not fits:
             return None, why_not
-        # a GPU class before a CPU one; then the narrowest range, then the highest driver floor
-        best = min(
-            fits,
-            key=lambda c: (
-                not c.has_gpu,
-                len(c.ccs),
-                tuple(-p for p in parse_driver_version(c.driver)) if c.driver else (),
-            ),
-        )
+        # a GPU class before the CPU one; two GPU classes fit only when their priorities differ
+        best = max(fits, key=lambda c: (c.has_gpu, c.priority))
         return best, why_not
 
 
@@ -172,69 +158,72 @@ def find_lab_file(start: Path) -> Optional[Path]:
     return None
 
 
-def load_lab(path: Path, kb: KnowledgeBase) -> Lab:
-    try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise LabError(f"cannot read lab file {path}: {exc.strerror or exc}") from exc
-    except tomllib.TOMLDecodeError as exc:
-        raise LabError(f"{path}: not valid TOML: {exc}") from exc
-    lab = data.get("lab") or {}
-    stack = data.get("stack") or {}
-    requirements = tuple(stack.get("requirements") or ())
-    if not requirements:
-        raise LabError(
-            f'{path}: [stack] requirements is empty; name the frameworks, e.g. ["torch"]'
+def discover_lab(
+    start: Path, explicit: Optional[Path], requirements: tuple[str, ...], kb: KnowledgeBase
+) -> tuple[Optional[Lab], Optional[str]]:
+    """The lab setup uses, and a note when a lab file in `start` was passed over.
+
+    `--lab FILE` is always read. A lab file merely found in the current directory is used only
+    when no requirements were given: requirements on the command line say what to install, and
+    an unrelated (or broken) `lab.toml` there must not stand in their way.
+    """
+    if explicit is not None:
+        return load_lab(explicit, kb), None
+    found = find_lab_file(start)
+    if found is None:
+        return None, None
+    if requirements:
+        return None, (
+            f"{found.name} in this folder was not used: requirements were given on the command"
+            f" line (pass --lab {found.name} to add its packages)"
         )
-    classes = tuple(_class(row, kb, path) for row in data.get("class") or ())
-    if not classes:
-        raise LabError(f"{path}: no [[class]] rows: describe at least one kind of machine")
-    names = [c.name for c in classes]
-    if len(set(names)) != len(names):
-        raise LabError(f"{path}: class names must be unique ({', '.join(names)})")
+    try:
+        return load_lab(found, kb), None
+    except LabError as exc:
+        raise LabError(
+            f"{exc} (found as ./{found.name}; give requirements, e.g. `gpuenv setup torch`,"
+            " to set up without it)"
+        ) from exc
+
+
+def load_lab(path: Path, kb: KnowledgeBase) -> Lab:
+    """A lab file, checked against the schema (`gpuenv.lab_schema`) and the knowledge base."""
+    spec = parse_lab(read_lab_data(path), path)
+    classes = tuple(_class(row, kb, path) for row in spec.classes)
+    _check_overlaps(classes, path)
+    try:
+        lockfile_dir = (path.parent / spec.lockfiles).resolve()
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop, before Python 3.13
+        raise LabError(f"{path}: [lab] lockfiles = {spec.lockfiles!r}: {exc}") from exc
     return Lab(
         path=path,
-        name=str(lab.get("name") or path.stem),
-        requirements=requirements,
-        packages=tuple(stack.get("packages") or ()),
-        python=str(stack["python"]) if stack.get("python") else None,
-        lockfile_dir=(path.parent / str(lab.get("lockfiles") or "lockfiles")).resolve(),
+        name=spec.name or path.stem,
+        requirements=spec.requirements,
+        packages=spec.packages,
+        python=spec.python,
+        lockfile_dir=lockfile_dir,
         classes=classes,
     )
 
 
-def _class(row: dict[str, Any], kb: KnowledgeBase, path: Path) -> MachineClass:
-    name = str(row.get("name") or "")
-    where = f"{path} class {name or '?'}"
-    if not name or not name.replace("-", "").replace("_", "").replace(".", "").isalnum():
-        raise LabError(f"{where}: every class needs a name of letters, digits, '-', '_', '.'")
-    os_name = str(row.get("os") or "")
-    if os_name not in OS_CHOICES:
-        raise LabError(f"{where}: os must be one of {', '.join(OS_CHOICES)}")
+def _class(row: ClassSpec, kb: KnowledgeBase, path: Path) -> MachineClass:
+    where = f"{path}: [[class]] #{row.row} ({row.name!r})"
     try:
-        arch = normalize_arch(str(row.get("arch") or ("arm64" if os_name == "macos" else "x86_64")))
         ccs, label = _coverage(row, kb)
-        driver = str(row["driver"]) if row.get("driver") else None
-        if driver:
-            parse_driver_version(driver)
     except (MachineError, ValueError, LookupError) as exc:
-        raise LabError(f"{where}: {exc}") from exc
-    if ccs and not driver:
-        raise LabError(f'{where}: a GPU class needs its driver floor (driver = "535.183.01")')
-    return MachineClass(name, os_name, arch, ccs, label, driver)
+        key = "gpu" if row.gpu is not None else "compute_capability"
+        raise LabError(f"{where} {key}: {exc}") from exc
+    return MachineClass(row.name, row.os, row.arch, ccs, label, row.driver, row.priority)
 
 
-def _coverage(row: dict[str, Any], kb: KnowledgeBase) -> tuple[tuple[str, ...], str]:
-    gpu = row.get("gpu")
-    cc = row.get("compute_capability")
-    if gpu == "none" or (gpu is None and cc is None):
+def _coverage(row: ClassSpec, kb: KnowledgeBase) -> tuple[tuple[str, ...], str]:
+    if row.gpu is not None:
+        record = lookup_gpu(kb, row.gpu)
+        return (record.compute_capability,), row.gpu
+    if row.compute_capability is None:
         return (), "none"
-    if gpu is not None:
-        record = lookup_gpu(kb, str(gpu))
-        return (record.compute_capability,), str(gpu)
-    text = str(cc)
-    low, _, high = text.partition("-")
-    lo, hi = parse_compute_capability(low), parse_compute_capability(high or low)
+    lo, hi = row.compute_capability
+    text = lo if lo == hi else f"{lo}-{hi}"
     known = sorted(
         {
             c
@@ -247,6 +236,33 @@ def _coverage(row: dict[str, Any], kb: KnowledgeBase) -> tuple[tuple[str, ...], 
     if not known:
         raise ValueError(f"compute capability {text} covers no known GPU")
     return tuple(known), text
+
+
+def _check_overlaps(classes: tuple[MachineClass, ...], path: Path) -> None:
+    """Two classes one machine can fit are an error, unless `priority` says which one wins.
+
+    A GPU class always ranks above a CPU class (the CPU class is the fallback for GPU machines
+    no GPU class fits), so only two GPU classes, or two CPU classes, of one OS and platform can
+    clash. Two GPU classes clash when their compute capabilities meet: a machine with a GPU in
+    both, and a driver above both floors, fits both.
+    """
+    for i, a in enumerate(classes):
+        for b in classes[i + 1 :]:
+            if (a.os, a.platform) != (b.os, b.platform) or a.has_gpu != b.has_gpu:
+                continue
+            if not a.has_gpu:
+                raise LabError(
+                    f"{path}: [[class]] {a.name!r} and {b.name!r} are both CPU classes for"
+                    f" {a.os} {a.platform}: every such machine fits both; keep one"
+                )
+            shared = [cc for cc in a.ccs if cc in b.ccs]
+            if shared and a.priority == b.priority:
+                raise LabError(
+                    f"{path}: [[class]] {a.name!r} and {b.name!r} overlap: a {a.os} machine"
+                    f" with a GPU of compute capability {', '.join(shared)} fits both; make"
+                    " their compute capabilities disjoint, or give the one to prefer a higher"
+                    " `priority` (an integer, default 0)"
+                )
 
 
 def lab_class_plan(

@@ -45,3 +45,14 @@ def test_frameworks_merge_and_aliases() -> None:
 def test_unknown_framework() -> None:
     with pytest.raises(RequirementError, match="unknown framework 'tensorfloww'"):
         parse_requirements(["tensorfloww"])
+
+
+def test_markers_are_read_in_knowledge_base_pins_but_refused_from_users() -> None:
+    # the knowledge base's companion pins carry markers that uv evaluates for the target ...
+    assert parse_pin("nvidia-nccl-cu12==2.21.5; sys_platform == 'linux'").name == "nvidia-nccl-cu12"
+    # ... but a framework requirement is planned for one machine: a marker there would be dropped
+    with pytest.raises(RequirementError, match="environment marker"):
+        parse_requirements(["torch; sys_platform == 'win32'"])
+    with pytest.raises(RequirementError, match="names an extra"):
+        parse_requirements(["tensorflow[and-cuda]>=2.15"])
+    assert parse_requirements(["torch>=2.1 "])[0].specifier == SpecifierSet(">=2.1")

@@ -96,13 +96,15 @@ def lock_command(
     from gpuenv.resolve import resolve
     from gpuenv.resolve.plan import Plan
 
+    if lab_file is not None:
+        _refuse_beside("--lab", _NOT_WITH_LAB, requirements, _LAB_DECIDES)
+    elif plan_file is not None:
+        _refuse_beside("--plan", _NOT_WITH_PLAN, requirements, _PLAN_DECIDES)
+    if class_names and lab_file is None:
+        raise click.UsageError("--class picks classes of a lab file: give --lab FILE with it")
     kb = load_knowledge_base()
     indexes = user_index_config()
     if lab_file is not None:
-        if requirements or plan_file or gpu or driver or os_name or machine_file:
-            raise click.UsageError(
-                "--lab names the stack and the machines: no requirements or machine flags"
-            )
         raise SystemExit(_lock_lab(lab_file, class_names, check, kb, indexes, channels))
     options = LockOptions(
         output=output,
@@ -152,6 +154,46 @@ def lock_command(
     )
 
 
+# What --lab and --plan decide themselves: each of these given beside them would be ignored, so
+# it is refused. (--portable is not: lab lockfiles are portable anyway.)
+_PLAN_FLAGS = (
+    "machine_file",
+    "gpu",
+    "driver",
+    "os_name",
+    "arch",
+    "gpu_index",
+    "python",
+    "no_gpu",
+    "require_gpu",
+    "no_probe",
+)
+_NOT_WITH_PLAN = _PLAN_FLAGS
+_NOT_WITH_LAB = (*_PLAN_FLAGS, "plan_file", "output", "exclude_newer", "fmt")
+_LAB_DECIDES = (
+    "the stack and the machines (the lab file's [stack] and [[class]] rows, always portable)"
+)
+_PLAN_DECIDES = "the stack and the machine (the saved Plan)"
+
+
+def _refuse_beside(
+    option: str, refused: tuple[str, ...], requirements: tuple[str, ...], decides: str
+) -> None:
+    ctx = click.get_current_context()
+    given = [
+        p.opts[-1] if p.opts else f"--{p.name}"
+        for p in ctx.command.params
+        if p.name in refused
+        and ctx.get_parameter_source(p.name) not in (click.core.ParameterSource.DEFAULT, None)
+    ]
+    if requirements:
+        given.insert(0, "REQUIREMENTS")
+    if given:
+        raise click.UsageError(
+            f"{option} names {decides}: {', '.join(given)} cannot be given with it"
+        )
+
+
 def _lock_lab(
     lab_file: Path,
     class_names: tuple[str, ...],
@@ -168,8 +210,10 @@ def _lock_lab(
     from gpuenv.resolve import resolve
 
     lab = load_lab(lab_file, kb)
-    classes = [lab.find_class(n) for n in class_names] if class_names else list(lab.classes)
+    names = dict.fromkeys(class_names)  # each class once, in the order given
+    classes = [lab.find_class(n) for n in names] if names else list(lab.classes)
     failed = 0
+    statuses: set[int] = set()  # the exit status of each failure
     for cls in classes:
         options = LockOptions(
             output=lab.lockfile(cls),
@@ -185,7 +229,9 @@ def _lock_lab(
                 missing = not options.output.exists()
                 label = "ok     " if ok else ("MISSING" if missing else "STALE  ")
                 click.echo(f"{label} {cls.name}: {message}")
-                failed += not ok
+                if not ok:
+                    failed += 1
+                    statuses.add(1)
                 continue
             plan, ideal = lab_class_plan(lab, cls.name, kb, indexes)
             result = lock_plan(plan, options, ideal)
@@ -196,6 +242,7 @@ def _lock_lab(
                 raise
             click.echo(f"FAILED {cls.name}: {exc}", err=True)
             failed += 1
+            statuses.add(exit_code(exc) or 1)
             continue
         stack = ", ".join(f"{n} {f.version} [{f.variant}]" for n, f in plan.frameworks.items())
         click.echo(f"locked {cls.name}: {stack}, Python {plan.python} -> {result.path}")
@@ -204,4 +251,7 @@ def _lock_lab(
             f"{failed} of {len(classes)} classes {'stale or missing' if check else 'failed'}",
             err=True,
         )
-    return 1 if failed else 0
+    if not failed:
+        return 0
+    # one cause for every failure (all unreachable: 5) keeps its status; a mix is a failed lock
+    return statuses.pop() if len(statuses) == 1 else 1

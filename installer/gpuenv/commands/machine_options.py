@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Optional, TypeVar
@@ -13,6 +14,31 @@ from gpuenv.machine import Machine, MachineError
 from gpuenv.recipes import KnowledgeBase
 
 F = TypeVar("F", bound=Callable[..., Any])
+
+_PYTHON = re.compile(r"3\.[0-9]{1,2}(?:\.[0-9]{1,3})?")
+
+
+def check_flag_text(flag: str, value: Optional[str]) -> None:
+    """A described machine's flag is either absent or says something: never empty, never a
+    control character (a pasted newline), so nothing typed is silently read as "no GPU"."""
+    if value is None:
+        return
+    if not value.strip():
+        raise MachineError(
+            f"{flag} is empty; give a value or leave {flag} out"
+            + (" (no --gpu: a machine without an NVIDIA GPU)" if flag == "--gpu" else "")
+        )
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        raise MachineError(f"{flag} {value!r} contains a control character (a pasted newline?)")
+
+
+def check_python_option(
+    ctx: click.Context, param: click.Parameter, value: Optional[str]
+) -> Optional[str]:
+    """--python is X.Y (or X.Y.Z, planned as X.Y): anything else is refused, not guessed at."""
+    if value is not None and not _PYTHON.fullmatch(value):
+        raise click.BadParameter(f"{value!r}: expected a Python version such as 3.11", ctx, param)
+    return value
 
 
 def machine_options(func: F) -> F:
@@ -53,7 +79,9 @@ def plan_options(func: F) -> F:
     func = click.option(
         "--no-gpu", is_flag=True, help="Plan for the CPU even if a GPU is present."
     )(func)
-    func = click.option("--python", help="Pin the Python version (3.10).")(func)
+    func = click.option(
+        "--python", callback=check_python_option, help="Pin the Python version (3.10)."
+    )(func)
     func = machine_options(func)
     return click.argument("requirements", nargs=-1)(func)
 
@@ -67,6 +95,8 @@ def machine_from_options(
     os_name: Optional[str],
     arch: Optional[str],
 ) -> Machine:
+    for flag, value in (("--gpu", gpu), ("--driver", driver), ("--arch", arch)):
+        check_flag_text(flag, value)
     described = any(v is not None for v in (gpu, driver, os_name, arch))
     if machine_file is not None:
         if described:

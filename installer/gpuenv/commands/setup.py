@@ -9,6 +9,7 @@ from typing import Optional
 
 import click
 
+from gpuenv.commands.machine_options import check_python_option
 from gpuenv.commands.progress import Reporter
 
 
@@ -18,10 +19,10 @@ from gpuenv.commands.progress import Reporter
     "--lab",
     "lab_file",
     type=click.Path(path_type=Path, exists=True, dir_okay=False),
-    help="The lab file (default: ./gpuenv.toml or ./lab.toml when present).",
+    help="The lab file (default: ./gpuenv.toml or ./lab.toml, when no REQUIREMENTS are given).",
 )
 @click.option("-n", "--name", default="default", show_default=True, help="The environment's name.")
-@click.option("--python", help="Pin the Python version (3.10).")
+@click.option("--python", callback=check_python_option, help="Pin the Python version (3.10).")
 @click.option("--no-gpu", is_flag=True, help="Set up a CPU stack even if a GPU is present.")
 @click.option("--require-gpu", is_flag=True, help="Fail unless every framework gets the GPU.")
 @click.option("--dry-run", is_flag=True, help="Show what would be installed; change nothing.")
@@ -49,7 +50,7 @@ def setup_command(
     from gpuenv.envs.store import EnvLocation, interpreter
     from gpuenv.envs.transaction import install, up_to_date
     from gpuenv.indexes import user_index_config
-    from gpuenv.lab import find_lab_file, load_lab
+    from gpuenv.lab import discover_lab
     from gpuenv.lock import LockOptions, lock_plan
     from gpuenv.lock.lockfile import read_lockfile
     from gpuenv.lock.pypi import find_uv
@@ -60,8 +61,9 @@ def setup_command(
     report = Reporter(quiet=quiet)
     kb = load_knowledge_base()
     location = EnvLocation.named(name)
-    lab_path = lab_file or find_lab_file(Path.cwd())
-    lab = load_lab(lab_path, kb) if lab_path else None
+    lab, lab_note = discover_lab(Path.cwd(), lab_file, requirements, kb)
+    if lab_note:
+        report.say(f"note: {lab_note}")
     opts = SetupOptions(requirements, name, lab, python, no_gpu, require_gpu, dry_run, force)
     machine = detect_machine()
     indexes = user_index_config()

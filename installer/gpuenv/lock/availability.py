@@ -161,12 +161,27 @@ def resolve_with_sources(
     config: IndexConfig,
     **resolve_args: Any,
 ) -> SourcedPlan:
-    """Resolve twice: as if every source answered, and limited to what the sources publish."""
-    from gpuenv.resolve import resolve
+    """Resolve twice: as if every source answered, and limited to what the sources publish.
+
+    When only the second fails and a source did not answer, the network is what failed, not
+    the requirements: that is a SourceUnreachableError (exit 5) naming the sources.
+    """
+    from gpuenv.lock.errors import SourceUnreachableError
+    from gpuenv.resolve import ResolveError, resolve
     from gpuenv.resolve.requirements import parse_requirements
 
     frameworks = [r.framework for r in parse_requirements(list(requirements))]
     available = gather(kb, frameworks, machine.platform, config)
     ideal = resolve(machine, requirements, kb=kb, **resolve_args)
-    plan = resolve(machine, requirements, kb=kb, available=available, **resolve_args)
+    try:
+        plan = resolve(machine, requirements, kb=kb, available=available, **resolve_args)
+    except ResolveError as exc:
+        if not available.unreachable:
+            raise
+        raise SourceUnreachableError(
+            "could not reach "
+            + "; ".join(available.unreachable)
+            + f". Without those sources: {exc}. Check the index URL (pip's configuration, PIP_INDEX_URL)"
+            " and the network, then retry."
+        ) from exc
     return SourcedPlan(plan, ideal, available)

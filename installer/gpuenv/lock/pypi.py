@@ -115,6 +115,8 @@ def compile_pip(
             sys.executable,
             "--no-header",
             "--quiet",
+            # never build an sdist to read its metadata: a build runs the package's code
+            "--no-build",
             "--constraint",
             str(work / "constraints.txt"),
             *indexes.uv_args(),
@@ -132,7 +134,7 @@ def compile_pip(
             cutoff = False
             done = _run_uv(cmd, sources)
         if done.returncode != 0:
-            raise _uv_error(done.stderr, requirements)
+            raise _uv_error(done.stderr, requirements, plan)
         return PipLock(_artifacts(out.read_text(encoding="utf-8"), routed), notes, cutoff)
 
 
@@ -201,10 +203,37 @@ def _artifacts(pylock_text: str, routed: dict[str, str]) -> list[PipArtifact]:
     return sorted(out, key=lambda a: a.name)
 
 
-def _uv_error(stderr: str, requirements: list[str]) -> LockError:
+# uv's words for "this package has only source distributions (for this target)"
+_NO_WHEEL = (
+    re.compile(r"Wheels are required for `([^`]+)`"),
+    re.compile(r"Because (?:only )?([A-Za-z0-9][A-Za-z0-9._-]*)\S* has no (?:usable )?wheels"),
+    re.compile(r"\b([A-Za-z0-9][A-Za-z0-9._-]*)==\S+ has no (?:usable )?wheels"),
+)
+
+
+def no_wheel_packages(stderr: str) -> list[str]:
+    """The packages uv could not use because they publish no wheel for the target."""
+    names: list[str] = []
+    for pattern in _NO_WHEEL:
+        for match in pattern.finditer(stderr):
+            name = str(canonicalize_name(match.group(1)))
+            if name not in names:
+                names.append(name)
+    return names
+
+
+def _uv_error(stderr: str, requirements: list[str], plan: Optional[Plan] = None) -> LockError:
     text = stderr.strip()
     lines = [line for line in text.splitlines() if line.strip()]
     summary = "\n".join(lines[-12:])
+    sdist_only = no_wheel_packages(text)
+    if sdist_only:
+        target = f" for {plan.platform}, Python {plan.python}" if plan else ""
+        return LockError(
+            f"no wheel of {', '.join(sdist_only)}{target}: gpuenv locks wheels only and never"
+            " builds a source distribution (building runs the package's own code). Pin a version"
+            " that publishes a wheel for this target, or drop the package:\n" + summary
+        )
     if _NETWORK_HINTS.search(text):
         urls = sorted(set(_URL.findall(text)))
         where = ", ".join(urls[:3]) or "the package index"

@@ -56,6 +56,22 @@ def parse_pin(text: str) -> Pin:
     return Pin(canonical_name(match.group(1)), spec)
 
 
+def _refuse_what_would_be_ignored(text: str) -> None:
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in text):
+        raise RequirementError(f"requirement {text!r} contains a control character (a newline?)")
+    if ";" in text:
+        raise RequirementError(
+            f"requirement {text!r} has an environment marker; gpuenv plans for one target"
+            " machine, so markers are not supported: describe the target instead (--os, --arch,"
+            " --python, or a lab file's classes) and give the requirement without the marker"
+        )
+    if "[" in text:
+        raise RequirementError(
+            f"requirement {text!r} names an extra; gpuenv chooses a framework's extras for the"
+            " machine (e.g. tensorflow[and-cuda] on a Linux GPU): give the name and version only"
+        )
+
+
 @dataclass(frozen=True)
 class FrameworkRequirement:
     framework: str  # torch | tensorflow | jax
@@ -73,9 +89,15 @@ class FrameworkRequirement:
 
 
 def parse_requirements(texts: list[str] | tuple[str, ...]) -> tuple[FrameworkRequirement, ...]:
-    """Merge requirements per framework; unknown names and bad syntax are errors."""
+    """Merge requirements per framework; unknown names and bad syntax are errors.
+
+    A framework requirement is a name and a version range, nothing else: an environment marker
+    or an extra would be dropped by the resolver, so each is refused with a message rather than
+    silently ignored (gpuenv plans for one target machine, and chooses the extras it needs).
+    """
     merged: dict[str, FrameworkRequirement] = {}
     for text in texts:
+        _refuse_what_would_be_ignored(text)
         req = parse_pin(text)
         name = req.name
         if name not in _ALIASES:
