@@ -186,6 +186,16 @@ def discover_lab(
         ) from exc
 
 
+def lab_root(path: Path) -> Path:
+    """The folder a lab file's lockfiles must stay in: the git checkout holding it, or, outside
+    any checkout, the lab file's own folder."""
+    folder = path.resolve().parent
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists():
+            return candidate
+    return folder
+
+
 def load_lab(path: Path, kb: KnowledgeBase) -> Lab:
     """A lab file, checked against the schema (`gpuenv.lab_schema`) and the knowledge base."""
     spec = parse_lab(read_lab_data(path), path)
@@ -193,8 +203,15 @@ def load_lab(path: Path, kb: KnowledgeBase) -> Lab:
     _check_overlaps(classes, path)
     try:
         lockfile_dir = (path.parent / spec.lockfiles).resolve()
+        root = lab_root(path)
     except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop, before Python 3.13
         raise LabError(f"{path}: [lab] lockfiles = {spec.lockfiles!r}: {exc}") from exc
+    if not lockfile_dir.is_relative_to(root):
+        # a lab file arrives through a shared repository: it must not make gpuenv write elsewhere
+        raise LabError(
+            f"{path}: [lab] lockfiles = {spec.lockfiles!r} leads to {lockfile_dir}, outside"
+            f" {root} (the repository that holds the lab file); keep the lockfiles inside it"
+        )
     return Lab(
         path=path,
         name=spec.name or path.stem,

@@ -304,3 +304,30 @@ def test_a_lockfiles_symlink_loop_is_refused(tmp_path: Path, kb: KnowledgeBase) 
         assert "lockfiles" in str(exc)
     else:  # ... or (Python 3.13+ resolves loops leniently) kept inside the lab's folder
         assert lab.lockfile_dir.is_relative_to(tmp_path)
+
+
+@pytest.mark.parametrize("lockfiles", ["../outside", "../../outside", "escape/inner"])
+def test_lockfiles_may_not_lead_out_of_the_labs_repository(
+    lockfiles: str, tmp_path: Path, kb: KnowledgeBase
+) -> None:
+    repo = tmp_path / "repo"
+    (repo / ".git").mkdir(parents=True)
+    (repo / "labs").mkdir()
+    (tmp_path / "outside").mkdir()
+    (repo / "labs" / "escape").symlink_to(tmp_path / "outside")  # a link counts where it leads
+    path = repo / "labs" / "lab.toml"
+    path.write_text(f'[lab]\nlockfiles = "{lockfiles}"\n' + STACK + CPU_CLASS, encoding="utf-8")
+    if lockfiles == "../outside":  # one level up is still inside the repository
+        assert load_lab(path, kb).lockfile_dir == repo / "outside"
+        return
+    message = refused(path, kb)
+    assert "outside" in message and str(repo) in message
+
+
+def test_outside_a_checkout_lockfiles_stay_beside_the_lab_file(
+    tmp_path: Path, kb: KnowledgeBase
+) -> None:
+    (tmp_path / "lab").mkdir()
+    path = tmp_path / "lab" / "lab.toml"
+    path.write_text('[lab]\nlockfiles = "../x"\n' + STACK + CPU_CLASS, encoding="utf-8")
+    assert "keep the lockfiles inside it" in refused(path, kb)
