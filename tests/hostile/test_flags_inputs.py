@@ -41,7 +41,8 @@ def gpuenv(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         (["resolve", "torch", "--python", "/usr/bin/python3"], "expected a Python version"),
         (["resolve", "torch\n"], "contains a control character"),
         (["resolve", 'torch; sys_platform=="linux"'], "environment marker"),
-        (["resolve", "tensorflow[and-cuda]"], "names an extra"),
+        (["resolve", "jax[../x]"], "bad extra"),
+        (["resolve", "jax[tpu]"], "extra"),
         (["explain", "torch", "--gpu", ""], "--gpu is empty"),
         (["lock", "torch", "--class", "pascal"], "--class picks classes of a lab file"),
         (["lock", "torch", "--gpu", "", "-o", "x.lock.yml"], "--gpu is empty"),
@@ -113,7 +114,7 @@ def test_good_flags_still_work(args: list[str], tmp_path: Path) -> None:
     ("text", "expected"),
     [
         ("torch ; python_version >= '3.10'", "environment marker"),
-        ("jax[cuda12]", "names an extra"),
+        ("jax[a b]", "bad extra"),
         ("tor\x00ch", "control character"),
         ("torch\t>=2", "control character"),
     ],

@@ -16,7 +16,12 @@ from gpuenv.resolve.assemble import assemble
 from gpuenv.resolve.candidates import candidates
 from gpuenv.resolve.combine import best_combination
 from gpuenv.resolve.plan import Plan
-from gpuenv.resolve.requirements import RequirementError, parse_requirements
+from gpuenv.resolve.requirements import (
+    FrameworkRequirement,
+    RequirementError,
+    canonical_name,
+    parse_requirements,
+)
 from gpuenv.resolve.rules import Candidate, Rejection
 from gpuenv.resolve.target import Availability, TargetError, build_target
 
@@ -27,6 +32,22 @@ DEFAULT_REQUIREMENTS = ("torch",)
 
 class ResolveError(Exception):
     """No stack satisfies the requirements on this machine (or --require-gpu can't be met)."""
+
+
+def _check_extras(kb: KnowledgeBase, req: FrameworkRequirement) -> None:
+    """An extra no recorded build provides is a typing error or a stack gpuenv doesn't plan."""
+    known: set[str] = set()
+    for release in kb.framework(req.framework).releases:
+        for build in release.builds:
+            known.add(canonical_name(build.variant))
+            if build.extra:
+                known.add(canonical_name(build.extra))
+    unknown = [e for e in req.extras if e not in known]
+    if unknown:
+        raise RequirementError(
+            f"{req.text!r}: no {req.framework} build in the knowledge base provides the extra"
+            f" {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+        )
 
 
 def resolve(
@@ -47,6 +68,7 @@ def resolve(
     for req in reqs:
         if req.framework not in kb.frameworks:
             raise RequirementError(f"the knowledge base has no data for {req.framework}")
+        _check_extras(kb, req)
     target = build_target(
         machine,
         kb,

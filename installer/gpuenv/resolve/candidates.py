@@ -21,14 +21,16 @@ def candidates(
     for release in kb.framework(req.framework).releases:  # newest first
         if target.wants_gpu:
             for build in sorted(
-                (b for b in release.builds if b.is_gpu), key=_cuda_order, reverse=True
+                (b for b in release.builds if b.is_gpu and req.accepts(b.variant, b.extra)),
+                key=_cuda_order,
+                reverse=True,
             ):
                 outcome = evaluate(kb, target, req, release, build)
                 if isinstance(outcome, Candidate):
                     gpu.append(outcome)
                 elif not _published_elsewhere(outcome, release, build, target.platform):
                     rejected.append(outcome)
-        for build in _cpu_options(release, target.platform):
+        for build in _cpu_options(release, target.platform, req):
             outcome = evaluate(kb, target, req, release, build, on_cpu=build.is_gpu)
             if isinstance(outcome, Candidate):
                 (heavy if _is_heavy_on_cpu(build) else cpu).append(outcome)
@@ -53,7 +55,7 @@ def _is_heavy_on_cpu(build: Build) -> bool:
     return build.is_gpu and bool(build.pip_libs) and not build.extra
 
 
-def _cpu_options(release: Release, platform: str) -> list[Build]:
+def _cpu_options(release: Release, platform: str, req: FrameworkRequirement) -> list[Build]:
     """Builds that can run a release on the CPU, best first: the release's own CPU build; its
     default-index CUDA build when that brings no CUDA libraries of its own (TensorFlow's plain
     wheel); a CPU-only package (tensorflow-cpu); a CUDA build that does (torch on Linux)."""
@@ -67,7 +69,14 @@ def _cpu_options(release: Release, platform: str) -> list[Build]:
     usable = [
         b
         for b in release.builds
-        if not b.is_gpu or platform in b.pypi_default or platform not in b.platforms
+        if req.accepts(b.variant, b.extra)
+        # a CUDA extra keeps its builds here, to be rejected with why the plan is for the CPU
+        and (
+            not b.is_gpu
+            or bool(req.extras)
+            or platform in b.pypi_default
+            or platform not in b.platforms
+        )
     ]
     return sorted(usable, key=rank)
 

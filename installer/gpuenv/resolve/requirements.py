@@ -36,8 +36,9 @@ class Pin(NamedTuple):
 
 
 _PIN = re.compile(
-    r"^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[[^\]]*\])?\s*\(?([^;()]*)\)?\s*(?:;.*)?$"
+    r"^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[([^\]]*)\])?\s*\(?([^;()]*)\)?\s*(?:;.*)?$"
 )
+_EXTRA = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")  # PEP 508 identifier
 
 
 def canonical_name(name: str) -> str:
@@ -50,7 +51,7 @@ def parse_pin(text: str) -> Pin:
     if not match:
         raise RequirementError(f"not a requirement: {text!r}")
     try:
-        spec = SpecifierSet(match.group(2).strip())
+        spec = SpecifierSet(match.group(3).strip())
     except InvalidSpecifier as exc:
         raise RequirementError(f"not a requirement: {text!r} ({exc})") from exc
     return Pin(canonical_name(match.group(1)), spec)
@@ -65,11 +66,18 @@ def _refuse_what_would_be_ignored(text: str) -> None:
             " machine, so markers are not supported: describe the target instead (--os, --arch,"
             " --python, or a lab file's classes) and give the requirement without the marker"
         )
-    if "[" in text:
-        raise RequirementError(
-            f"requirement {text!r} names an extra; gpuenv chooses a framework's extras for the"
-            " machine (e.g. tensorflow[and-cuda] on a Linux GPU): give the name and version only"
-        )
+
+
+def parse_extras(text: str) -> tuple[str, ...]:
+    """`jax[cuda12_pip]` -> ("cuda12-pip",): extras in their PEP 685 normal form."""
+    match = _PIN.match(text)
+    if not match or not match.group(2):
+        return ()
+    raw = [e.strip() for e in match.group(2).split(",") if e.strip()]
+    for extra in raw:
+        if not _EXTRA.match(extra):
+            raise RequirementError(f"not a requirement: {text!r} (bad extra {extra!r})")
+    return tuple(canonical_name(e) for e in raw)
 
 
 @dataclass(frozen=True)
@@ -78,6 +86,7 @@ class FrameworkRequirement:
     specifier: SpecifierSet
     with_projects: tuple[str, ...]  # torchvision, torchaudio asked for by name
     text: str
+    extras: tuple[str, ...] = ()  # PEP 685 names: jax[cuda12] -> ("cuda12",)
 
     def allows(self, version: str) -> bool:
         return self.specifier.contains(version, prereleases=False) or (
@@ -87,13 +96,19 @@ class FrameworkRequirement:
             and any(s.operator in ("==", "===") for s in self.specifier)
         )
 
+    def accepts(self, variant: str, extra: str | None) -> bool:
+        """Whether a build of this variant (installed with this extra) is what the extras ask
+        for: jax[cuda12] takes the cuda12 builds (whose extra may be cuda12_pip), never cuda13."""
+        offered = {canonical_name(variant)} | ({canonical_name(extra)} if extra else set())
+        return all(e in offered for e in self.extras)
+
 
 def parse_requirements(texts: list[str] | tuple[str, ...]) -> tuple[FrameworkRequirement, ...]:
     """Merge requirements per framework; unknown names and bad syntax are errors.
 
-    A framework requirement is a name and a version range, nothing else: an environment marker
-    or an extra would be dropped by the resolver, so each is refused with a message rather than
-    silently ignored (gpuenv plans for one target machine, and chooses the extras it needs).
+    A framework requirement is a name, its extras and a version range: an environment marker
+    would be dropped by the resolver, so it is refused with a message rather than silently
+    ignored (gpuenv plans for one target machine).
     """
     merged: dict[str, FrameworkRequirement] = {}
     for text in texts:
@@ -111,10 +126,17 @@ def parse_requirements(texts: list[str] | tuple[str, ...]) -> tuple[FrameworkReq
         # A torchvision/torchaudio version range is not a torch range: keep only torch's.
         spec = req.specifier if project is None else SpecifierSet()
         projects: tuple[str, ...] = (project,) if project else ()
+        extras = parse_extras(text)
+        if extras and project is not None:
+            raise RequirementError(
+                f"{text.strip()!r}: gpuenv plans {project} beside {framework} and cannot honour"
+                f" its extras; ask for {project} without them"
+            )
         if previous:
             spec = previous.specifier & spec
             projects = tuple(dict.fromkeys((*previous.with_projects, *projects)))
+            extras = tuple(dict.fromkeys((*previous.extras, *extras)))
             text = f"{previous.text}, {text}"
-        merged[framework] = FrameworkRequirement(framework, spec, projects, text)
+        merged[framework] = FrameworkRequirement(framework, spec, projects, text, extras)
     order = {"torch": 0, "tensorflow": 1, "jax": 2}
     return tuple(sorted(merged.values(), key=lambda r: order[r.framework]))

@@ -90,6 +90,9 @@ def evaluate(
 
     if not req.allows(release.version):
         return reject("requirement", f"{release.version} does not satisfy {req.text!r}")
+    if build.is_gpu and on_cpu and req.extras:
+        # the extra asked for CUDA: a CPU plan would silently drop it
+        return reject("extra", f"{req.text!r} asks for a CUDA build, and the plan is for the CPU")
     missing = _unavailable(release, build, target)
     if missing:
         return reject("unavailable", missing)
