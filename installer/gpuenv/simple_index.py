@@ -18,6 +18,7 @@ from packaging.utils import (
 
 JSON_ACCEPT = "application/vnd.pypi.simple.v1+json, text/html;q=0.1"
 _HREF = re.compile(r'href="([^"]+)"', re.I)
+_CANONICAL = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?")  # a canonical project name
 
 
 def project_files(index_url: str, project: str, timeout: float = 30.0) -> dict[str, str]:
@@ -27,6 +28,8 @@ def project_files(index_url: str, project: str, timeout: float = 30.0) -> dict[s
     exceptions (ConnectionError, Timeout, HTTPError) when it cannot be read.
     """
     name = canonicalize_name(project)
+    if not _CANONICAL.fullmatch(name):  # it becomes part of a URL or a path: nothing else
+        raise ValueError(f"{project!r} is not a project name")
     if index_url.startswith("file://"):
         return _local(index_url, name)
     import requests  # only look-ups that go online need it
