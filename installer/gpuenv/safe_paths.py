@@ -73,16 +73,19 @@ def read_bounded(path: Path, limit: int, what: str) -> bytes:
         raise UnsafePathError(f"{what} {path} is a folder, not a file") from None
     except OSError as exc:
         raise UnsafePathError(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
-    with os.fdopen(fd, "rb") as fh:
+    try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
             raise UnsafePathError(
                 f"{what} {path} is {_kind(mode)}, not a regular file; save it to a file first"
             )
-        data = fh.read(limit + 1)
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            data = fh.read(limit + 1)
+    finally:
+        os.close(fd)
     if len(data) > limit:
         raise UnsafePathError(
-            f"{what} {path} is larger than {limit // (1 << 20)} MiB; that is not a lockfile"
+            f"{what} {path} is larger than {limit // (1 << 20)} MiB: too large to be one"
         )
     return data
 

@@ -357,5 +357,8 @@ def _load_yaml(raw: bytes, path: Path) -> Any:
 def _type(value: Optional[object]) -> str:
     if value is None:
         return "missing (or null)"
+    if value == "":
+        return "empty"
     names = {dict: "a mapping", list: "a list", str: "a string", bool: "true/false"}
+    names.update({int: "a number", float: "a number"})
     return names.get(type(value), f"a {type(value).__name__}")
