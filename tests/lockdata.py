@@ -102,3 +102,23 @@ def in_process(*args: str) -> tuple[int, str, str]:
             code = exc.code
     sys.stdout.flush()
     return int(code or 0), out.getvalue(), err.getvalue()
+
+
+def write_for_wheels(path: Path, wheels: list[Path], *, python: str = "") -> Path:
+    """A lockfile of these real wheel files (file:// URLs, their real hashes): no uv needed."""
+    import hashlib
+
+    from packaging.utils import parse_wheel_filename
+
+    from installrepos import PY
+
+    plan = jax_plan("0.4.30")
+    plan = type(plan)(**{**plan.__dict__, "python": python or PY})
+    pip = []
+    for wheel in wheels:
+        name, version, _, _ = parse_wheel_filename(wheel.name)
+        sha = hashlib.sha256(wheel.read_bytes()).hexdigest()
+        pip.append(PipArtifact(str(name), str(version), wheel.resolve().as_uri(), sha, None))
+    inputs = LockInputs(plan, (), False, None, ())
+    write_lockfile(build_lockfile(inputs, pip, []), path)
+    return path
