@@ -104,8 +104,11 @@ def in_process(*args: str) -> tuple[int, str, str]:
     return int(code or 0), out.getvalue(), err.getvalue()
 
 
-def write_for_wheels(path: Path, wheels: list[Path], *, python: str = "") -> Path:
-    """A lockfile of these real wheel files (file:// URLs, their real hashes): no uv needed."""
+def write_for_wheels(
+    path: Path, wheels: list[Path], *, python: str = "", base_url: str = ""
+) -> Path:
+    """A lockfile of these real wheel files (file:// URLs, or `base_url` + name, and their real
+    hashes): no uv needed."""
     import hashlib
 
     from packaging.utils import parse_wheel_filename
@@ -118,7 +121,8 @@ def write_for_wheels(path: Path, wheels: list[Path], *, python: str = "") -> Pat
     for wheel in wheels:
         name, version, _, _ = parse_wheel_filename(wheel.name)
         sha = hashlib.sha256(wheel.read_bytes()).hexdigest()
-        pip.append(PipArtifact(str(name), str(version), wheel.resolve().as_uri(), sha, None))
+        url = base_url + wheel.name if base_url else wheel.resolve().as_uri()
+        pip.append(PipArtifact(str(name), str(version), url, sha, None))
     inputs = LockInputs(plan, (), False, None, ())
     write_lockfile(build_lockfile(inputs, pip, []), path)
     return path
