@@ -105,7 +105,7 @@ def in_process(*args: str) -> tuple[int, str, str]:
 
 
 def write_for_wheels(
-    path: Path, wheels: list[Path], *, python: str = "", base_url: str = ""
+    path: Path, wheels: list[Path], *, python: str = "", base_url: str = "", portable: bool = False
 ) -> Path:
     """A lockfile of these real wheel files (file:// URLs, or `base_url` + name, and their real
     hashes): no uv needed."""
@@ -123,6 +123,6 @@ def write_for_wheels(
         sha = hashlib.sha256(wheel.read_bytes()).hexdigest()
         url = base_url + wheel.name if base_url else wheel.resolve().as_uri()
         pip.append(PipArtifact(str(name), str(version), url, sha, None))
-    inputs = LockInputs(plan, (), False, None, ())
+    inputs = LockInputs(plan, (), portable, None, ())
     write_lockfile(build_lockfile(inputs, pip, []), path)
     return path

@@ -11,15 +11,17 @@ import time
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
+from gpuenv import simple_index
 from gpuenv.envs import artifacts
 from gpuenv.envs.artifacts import Artifact, gather
 from gpuenv.envs.errors import InstallError
 from gpuenv.envs.store import EnvLocation, interpreter
 from installrepos import InstallRepos, gpuenv, run_in
-from lockdata import write_for_wheels
+from lockdata import in_process, write_for_wheels
 
 
 class _Server(http.server.ThreadingHTTPServer):
@@ -41,6 +43,8 @@ def flaky_server(root: Path, mode: str, stall_s: float = 3.0) -> Iterator[tuple[
             hits[self.path] += 1
             first = hits[self.path] == 1
             path = root / self.path.lstrip("/")
+            if path.is_dir():
+                path = path / "index.html"
             if not path.is_file():
                 self.send_error(404)
                 return
@@ -148,3 +152,23 @@ def test_install_from_a_server_that_drops_each_file_once(
     current = EnvLocation.named("lab").current()
     assert current is not None
     assert run_in(interpreter(current), "import jax; print(jax.__version__)") == "0.4.30"
+
+
+def test_fetch_portable_from_an_index_that_drops_each_request_once(
+    install_repos: InstallRepos,
+    tmp_path: Path,
+    quick_retries: None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The index page is retried too (portable lockfiles look each file up there)."""
+    monkeypatch.setattr(simple_index, "BACKOFF_S", 0.01)
+    wheel = install_repos.wheels / "jax-0.4.30-py3-none-any.whl"
+    lockfile = write_for_wheels(tmp_path / "a.lock.yml", [wheel], portable=True)
+    assert "index:///jax/" in lockfile.read_text()
+    index_root = Path(urlsplit(install_repos.index).path).parent
+    with flaky_server(index_root, "drop") as (base, hits):
+        monkeypatch.setenv("PIP_INDEX_URL", base + "simple/")
+        code, _, err = in_process("fetch", str(lockfile), "-d", str(tmp_path / "house"))
+    assert code == 0, err
+    assert (tmp_path / "house" / wheel.name).read_bytes() == wheel.read_bytes()
+    assert hits["/simple/jax/"] == 2 and hits[f"/files/{wheel.name}"] == 2, hits
