@@ -152,6 +152,12 @@ CASES: list[tuple[str, Mutation, tuple[str, ...]]] = [
     ("name-int", _set(("package", 0, "name"), 5), ("package[0].name",)),
     ("version-int", _jax(version=5), ("jax", "version is a number")),
     ("deps-list", _set(("package", 0, "dependencies"), ["numpy"]), ("dependencies is a list",)),
+    ("pip-name-newline", _jax(name="jax\n--index-url http://evil"), ("not a package name",)),
+    (
+        "conda-name-dotdot",
+        lambda d: package(d, "cudatoolkit").update(name="../x"),
+        ("not a package name",),
+    ),
     ("manager", _set(("package", 0, "manager"), "npm"), ("manager",)),
     ("unknown-package-key", _set(("package", 0, "post_install"), "x"), ("unknown key",)),
     ("source", _set(("package", 0, "source"), {"type": "url", "url": "x"}), ("source",)),

@@ -76,6 +76,7 @@ _URL_SCHEMES = ("https", "http", "file")
 _SDIST_SUFFIXES = (".tar.gz", ".zip", ".tar.bz2", ".tgz", ".tar", ".tar.xz")
 _CONDA_SUFFIXES = (".conda", ".tar.bz2")
 _PROJECT = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
+_CONDA_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
 _URL_UNSAFE = re.compile(r"[\x00-\x20\x7f\\]")
 
 
@@ -222,6 +223,8 @@ class _Reader:
         name = self.text(dep.get("name"), f"package[{i}].name")
         where = f"package[{i}] ({name!r:.60})"
         self.known_keys(dep, _PACKAGE_KEYS, where)
+        if not (_PROJECT if dep.get("manager") == "pip" else _CONDA_NAME).fullmatch(name):
+            raise self.fail(f"{where}.name is not a package name")
         version = self.text(dep.get("version"), f"{where}.version")
         manager = dep.get("manager")
         if manager not in ("conda", "pip"):
