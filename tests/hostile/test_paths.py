@@ -205,3 +205,19 @@ def test_offline_install_from_a_relative_wheelhouse(
     assert current is not None
     assert run_in(interpreter(current), "import jax; print(jax.__version__)") == "0.4.30"
     assert lockfile.exists()
+
+
+def test_a_lockfile_url_naming_a_pipe_is_refused_without_blocking(
+    install_repos: InstallRepos, tmp_path: Path
+) -> None:
+    lockfile = _wheelhouse_lock(install_repos, tmp_path)
+    fifo_dir = tmp_path / "pipes"
+    fifo_dir.mkdir()
+    os.mkfifo(fifo_dir / JAX)
+    text = lockfile.read_text()
+    lockfile.write_text(
+        text.replace((install_repos.wheels / JAX).resolve().as_uri(), (fifo_dir / JAX).as_uri())
+    )
+    assert (fifo_dir / JAX).as_uri() in lockfile.read_text()
+    code, _, err = in_process("fetch", str(lockfile), "-d", str(tmp_path / "house"))
+    assert code == USAGE_EXIT and "not a regular file" in err, err

@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional, Union
+from typing import Any, BinaryIO, Optional, Union
 from urllib.parse import unquote, urlsplit
 
 from gpuenv.envs.errors import HashMismatchError, InstallError
@@ -230,12 +230,10 @@ class _Transient(Exception):
 
 def _read(source: Source) -> Iterator[tuple[bytes, int, Optional[int]]]:
     if isinstance(source, Path) or source.startswith("file://"):
+        # a wheelhouse entry is never followed through a link; neither blocks on a pipe
+        wheelhouse = isinstance(source, Path)
         path = source if isinstance(source, Path) else _file_url_path(source)
-        try:
-            fh = path.open("rb")
-        except OSError as exc:
-            raise InstallError(f"cannot read {path}: {exc.strerror or exc}") from None
-        with fh:
+        with _open_regular(path, follow=not wheelhouse) as fh:
             total = os.fstat(fh.fileno()).st_size
             done = 0
             while chunk := fh.read(CHUNK):
@@ -264,6 +262,20 @@ def _read(source: Source) -> Iterator[tuple[bytes, int, Optional[int]]]:
         raise _Transient(_short(exc)) from None
     except requests.RequestException as exc:  # ChunkedEncodingError and friends: a cut body
         raise _Transient(_short(exc)) from None
+
+
+def _open_regular(path: Path, *, follow: bool) -> BinaryIO:
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    if not follow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise InstallError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise UnsafePathError(f"{path} is not a regular file; gpuenv reads only regular files")
+    return os.fdopen(fd, "rb")
 
 
 def _file_url_path(url: str) -> Path:
