@@ -110,7 +110,8 @@ class _Reader:
         doc = self.mapping(_load_yaml(raw, self.path), "the file (a conda-lock v1 file)")
         self.known_keys(doc, _TOP_KEYS, "the top level")
         if doc.get("version") != 1 or isinstance(doc.get("version"), bool):
-            raise self.fail(f"version is {doc.get('version')!r}; gpuenv reads conda-lock version 1")
+            version = "missing" if doc.get("version") is None else f"{doc['version']!r:.40}"
+            raise self.fail(f"version is {version}; gpuenv reads conda-lock version 1")
         meta = self.mapping(doc.get("metadata"), "metadata")
         self.known_keys(meta, _METADATA_KEYS, "metadata")
         custom = self.strings(meta.get("custom_metadata"), "metadata.custom_metadata")
