@@ -43,15 +43,15 @@ def plain_name(name: object, what: str) -> str:
     return name
 
 
-def inside(folder: Path, name: str, what: str) -> Path:
-    """`folder / name`, refused unless `name` is plain and the path, links resolved, stays in
-    `folder` (a link planted at that name cannot point the write or read elsewhere)."""
-    plain_name(name, what)
+def inside(folder: Path, name: str, what: str, *subfolders: str) -> Path:
+    """`folder / *subfolders / name`, refused unless every part is a plain name and the path,
+    links resolved, is that very place (a link planted at any step cannot point the write or
+    read elsewhere)."""
+    parts = [plain_name(part, what) for part in (*subfolders, name)]
     root = Path(os.path.abspath(folder))
-    path = root / name
-    resolved_root = root.resolve()
-    if path.resolve().parent != resolved_root:
-        raise UnsafePathError(f"{what}: {path} leads outside {root}")
+    path = root.joinpath(*parts)
+    if path.resolve() != root.resolve().joinpath(*parts):
+        raise UnsafePathError(f"{what}: {path} leads outside {root} (through a link)")
     return path
 
 

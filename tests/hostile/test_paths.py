@@ -127,6 +127,19 @@ def test_a_link_planted_in_the_cache_is_refused(
         gather([art], cache=tmp_path / "cache")
 
 
+def test_a_link_planted_as_a_cache_folder_is_refused(
+    install_repos: InstallRepos, tmp_path: Path
+) -> None:
+    art = _art(install_repos.wheels)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (tmp_path / "cache" / "artifacts").mkdir(parents=True)
+    (tmp_path / "cache" / "artifacts" / str(art.sha256)).symlink_to(outside)
+    with pytest.raises(UnsafePathError, match="through a link"):
+        gather([art], cache=tmp_path / "cache")
+    assert list(outside.iterdir()) == []
+
+
 def _wheelhouse_lock(install_repos: InstallRepos, tmp_path: Path) -> Path:
     return write_for_wheels(
         tmp_path / "a.lock.yml", [install_repos.wheels / JAX, install_repos.wheels / NUMPY]

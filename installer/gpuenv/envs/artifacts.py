@@ -120,7 +120,7 @@ def _destination(cache: Path, art: Artifact, flat: bool) -> Path:
     else:
         if not is_sha256(art.sha256):
             raise UnsafePathError(f"{art.name}: sha256 {art.sha256!r:.80} is not 64 hex digits")
-        dest = inside(cache / "artifacts" / str(art.sha256), art.filename, what)
+        dest = inside(cache, art.filename, what, "artifacts", str(art.sha256))
     _regular_or_absent(dest, "gpuenv will not replace it")
     return dest
 
@@ -145,10 +145,6 @@ def _regular_or_absent(path: Path, why: str) -> None:
         raise UnsafePathError(f"{path} is a symbolic link; {why}")
     if not stat.S_ISREG(mode):
         raise UnsafePathError(f"{path} is not a regular file; {why}")
-
-
-def _key(art: Artifact) -> str:
-    return str(art.sha256)
 
 
 def _matches(path: Path, art: Artifact) -> bool:
