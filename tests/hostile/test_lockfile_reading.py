@@ -177,6 +177,12 @@ CASES: list[tuple[str, Mutation, tuple[str, ...]]] = [
         ("gpuenv.plan is missing",),
     ),
     ("plan-python-path", _plan(lambda p: p.update(python="/tmp/evil/python")), ("never a path",)),
+    (
+        "plan-python-unicode-digits",
+        _plan(lambda p: p.update(python="\u0663.\u0661\u0662")),
+        ("X.Y",),
+    ),
+    ("plan-python-newline", _plan(lambda p: p.update(python="3.12\n")), ("X.Y",)),
     ("plan-python-int", _plan(lambda p: p.update(python=3)), ("python is 3",)),
     ("meta-python-path", _custom("gpuenv.python", "../../bin/sh"), ("gpuenv.python",)),
     ("meta-python-other", _custom("gpuenv.python", "3.11"), ("gpuenv.python",)),

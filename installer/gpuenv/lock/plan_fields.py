@@ -10,7 +10,7 @@ from typing import Any, Optional
 from gpuenv.recipes import FRAMEWORK_FILES, PLATFORMS
 from gpuenv.resolve.plan import PLAN_SCHEMA
 
-PYTHON_VERSION = re.compile(r"\d+\.\d+")
+PYTHON_VERSION = re.compile(r"[0-9]+\.[0-9]+")  # ASCII: \d also matches other digits
 ACCELERATORS = ("cuda", "cpu", "mps")
 _NULL = type(None)
 _STR_LISTS = ("conda", "companions", "constraints", "warnings", "reasons", "fixes")
