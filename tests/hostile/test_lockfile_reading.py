@@ -182,7 +182,7 @@ CASES: list[tuple[str, Mutation, tuple[str, ...]]] = [
         _plan(lambda p: p.update(python="\u0663.\u0661\u0662")),
         ("X.Y",),
     ),
-    ("plan-python-newline", _plan(lambda p: p.update(python="3.12\n")), ("X.Y",)),
+    ("plan-python-newline", _plan(lambda p: p.update(python="3.12\n")), ("never a path",)),
     ("plan-python-int", _plan(lambda p: p.update(python=3)), ("python is 3",)),
     ("meta-python-path", _custom("gpuenv.python", "../../bin/sh"), ("gpuenv.python",)),
     ("meta-python-other", _custom("gpuenv.python", "3.11"), ("gpuenv.python",)),
