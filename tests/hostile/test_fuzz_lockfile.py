@@ -181,3 +181,40 @@ def test_mutated_lockfiles_never_escape_or_crash(
 
     check()
     assert 2 in seen["codes"]  # the fuzzer did reach the refusals it is meant to exercise
+
+
+def test_mutated_conda_lockfiles_read_cleanly_or_keep_every_invariant(tmp_path: Path) -> None:
+    """The reader alone, over a lockfile with conda packages: a mutation is refused with
+    gpuenv's own error, or what is read keeps the invariants install relies on."""
+    from gpuenv.lock.lockfile import LockfileError
+    from gpuenv.lock.read import read_lockfile
+    from gpuenv.safe_paths import is_sha256, plain_name
+    from lockdata import write_valid
+
+    base = write_valid(tmp_path / "base.lock.yml", conda=True)
+
+    @settings(max_examples=100, deadline=None, database=None)
+    @given(st.data())
+    def check(data: Any) -> None:
+        lock = load(base)
+        for _ in range(data.draw(st.integers(1, 3))):
+            lock = mutate(lock, data.draw)
+        path = tmp_path / "crafted.lock.yml"
+        path.write_text(yaml.safe_dump(lock), encoding="utf-8")
+        try:
+            locked = read_lockfile(path)
+        except LockfileError:
+            return
+        hashes = {
+            (p["manager"], p["name"]): p["hash"] for p in lock["package"] if isinstance(p, dict)
+        }
+        for record in locked.conda:
+            assert is_sha256(record["sha256"])
+            assert hashes[("conda", record["name"])].get("sha256") == record["sha256"]
+            assert hashes[("conda", record["name"])].get("md5") == record["md5"]
+            assert plain_name(record["file_name"], "file_name").endswith((".conda", ".tar.bz2"))
+        for entry in locked.pip:
+            assert is_sha256(entry.sha256) and plain_name(entry.filename, "f").endswith(".whl")
+        assert locked.plan.python.count(".") == 1
+
+    check()

@@ -273,7 +273,7 @@ class _Reader:
     def wheel_url(self, url: str, name: str, where: str) -> str:
         if url.startswith(PORTABLE_PREFIX):
             parts = url[len(PORTABLE_PREFIX) :].split("/")
-            if len(parts) != 2 or not _PROJECT.fullmatch(unquote(parts[0])):
+            if len(parts) != 2 or not _PROJECT.fullmatch(parts[0]):
                 raise self.fail(f"{where}.url: expected {PORTABLE_PREFIX}<project>/<file name>")
             filename = plain_name(unquote(parts[1]), f"{where}.url's file name")
         else:
