@@ -106,3 +106,17 @@ def test_lockfiles_locked_for_real(kind: str, install_repos: InstallRepos, tmp_p
     plan = jax_plan("0.4.31", conda=("cudatoolkit=11.2",) if kind == "conda" else ())
     path = make_lock(install_repos, tmp_path / "x.lock.yml", plan, portable=kind == "portable")
     assert_agree(path)
+
+
+def test_reading_a_lockfile_loads_neither_conda_lock_nor_pydantic() -> None:
+    """The speed of install's read (issue 13): no pydantic models on that path."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys; from gpuenv.lock.read import read_lockfile;"
+        f" read_lockfile({str(COMMITTED[0])!r});"
+        " print(sorted(m for m in sys.modules if m.split('.')[0] in ('conda_lock', 'pydantic')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
