@@ -1,4 +1,4 @@
-"""gpuenv's lockfiles: conda-lock's v1 format, written and read through conda-lock itself.
+"""gpuenv's lockfiles: conda-lock's v1 format, written through conda-lock, read by gpuenv.lock.read.
 
 gpuenv keeps what install and verify need in conda-lock's `custom_metadata` (string values):
 the Plan, the inputs hash, the machine class, and for conda packages the record fields that
