@@ -32,6 +32,9 @@ _EXITS = {
     "HashMismatchError": FAILURE_EXIT,
     "VerifyError": USAGE_EXIT,
     "LabError": USAGE_EXIT,
+    "UnsafePathError": USAGE_EXIT,
+    "OutputPathError": USAGE_EXIT,
+    "OutputWriteError": FAILURE_EXIT,
 }
 _GPUENV_MODULE = "gpuenv."
 

@@ -4,8 +4,9 @@ and find-links pages: which files a project has, and where each one is."""
 from __future__ import annotations
 
 import re
+import time
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 from urllib.parse import unquote, urljoin, urlsplit
 
 from packaging.utils import (
@@ -16,8 +17,11 @@ from packaging.utils import (
     parse_wheel_filename,
 )
 
+ATTEMPTS = 3
+BACKOFF_S = 0.5
 JSON_ACCEPT = "application/vnd.pypi.simple.v1+json, text/html;q=0.1"
 _HREF = re.compile(r'href="([^"]+)"', re.I)
+_CANONICAL = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?")  # a canonical project name
 
 
 def project_files(index_url: str, project: str, timeout: float = 30.0) -> dict[str, str]:
@@ -27,22 +31,40 @@ def project_files(index_url: str, project: str, timeout: float = 30.0) -> dict[s
     exceptions (ConnectionError, Timeout, HTTPError) when it cannot be read.
     """
     name = canonicalize_name(project)
+    if not _CANONICAL.fullmatch(name):  # it becomes part of a URL or a path: nothing else
+        raise ValueError(f"{project!r} is not a project name")
     if index_url.startswith("file://"):
         return _local(index_url, name)
-    import requests  # only look-ups that go online need it
-
     if index_url.endswith(".html"):  # a find-links page, not a simple index: filter it
-        page = requests.get(index_url, timeout=timeout)
+        page = _get(index_url, {}, timeout)
         page.raise_for_status()
         return {f: u for f, u in _links(page.text, index_url).items() if project_of(f) == name}
     url = f"{index_url.rstrip('/')}/{name}/"
-    response = requests.get(url, headers={"Accept": JSON_ACCEPT}, timeout=timeout)
+    response = _get(url, {"Accept": JSON_ACCEPT}, timeout)
     if response.status_code == 404:
         raise FileNotFoundError(f"{project} is not on {index_url}")
     response.raise_for_status()
     if "json" in response.headers.get("Content-Type", ""):
         return {f["filename"]: urljoin(url, f["url"]) for f in response.json().get("files", [])}
     return _links(response.text, url)
+
+
+def _get(url: str, headers: dict[str, str], timeout: float) -> Any:
+    """A GET retried with backoff on what is usually transient: a dropped connection, a
+    timeout, a 5xx. The last failure is raised (or the last 5xx returned) for the caller."""
+    import requests  # only look-ups that go online need it
+
+    for attempt in range(1, ATTEMPTS + 1):
+        try:
+            response = requests.get(url, headers=headers, timeout=timeout)
+        except (requests.ConnectionError, requests.Timeout):
+            if attempt == ATTEMPTS:
+                raise
+        else:
+            if response.status_code < 500 or attempt == ATTEMPTS:
+                return response
+        time.sleep(BACKOFF_S * 2 ** (attempt - 1))
+    raise AssertionError("unreachable")
 
 
 def _links(html: str, base: str) -> dict[str, str]:

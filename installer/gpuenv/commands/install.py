@@ -40,16 +40,17 @@ def install_command(
     from gpuenv.envs.artifacts import artifacts_of, gather
     from gpuenv.envs.transaction import check_platform, install, up_to_date
     from gpuenv.indexes import user_index_config
-    from gpuenv.lock.lockfile import read_lockfile
     from gpuenv.lock.pypi import find_uv
+    from gpuenv.lock.read import parse_lockfile, read_lockfile_bytes
 
     if offline and wheelhouse is None:
         raise click.UsageError("--offline needs --from DIR (a folder filled by `gpuenv fetch`)")
     where = location(name, prefix)
-    if up_to_date(hashlib.sha256(lockfile.read_bytes()).hexdigest(), where):
+    raw = read_lockfile_bytes(lockfile)  # bounded: a pipe or /dev/zero is refused, not read
+    if up_to_date(hashlib.sha256(raw).hexdigest(), where):
         click.echo(f"{where.link} is already installed from {lockfile.name}: nothing to do")
         return
-    locked = read_lockfile(lockfile)
+    locked = parse_lockfile(raw, lockfile)
     check_platform(locked)
     report = Reporter(quiet=quiet)
     files = gather(
@@ -83,7 +84,7 @@ def fetch_command(lockfile: Path, dest: Path, quiet: bool) -> None:
     """Download every file LOCKFILE names into a folder, each checked against its hash."""
     from gpuenv.envs.artifacts import artifacts_of, gather
     from gpuenv.indexes import user_index_config
-    from gpuenv.lock.lockfile import read_lockfile
+    from gpuenv.lock.read import read_lockfile
 
     locked = read_lockfile(lockfile)
     report = Reporter(quiet=quiet)

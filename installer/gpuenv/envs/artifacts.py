@@ -5,26 +5,39 @@ the same lockfile downloads nothing; `gpuenv fetch` writes them flat into a whee
 which `gpuenv install --offline --from DIR` reads. Every file is hashed as it is written: a
 mismatch is refused before any environment is touched. conda packages are checked here too
 (py-rattler does not check `file://` packages itself).
+
+Names and hashes come from a lockfile (untrusted): gpuenv.lock.read has checked them already,
+and every path is checked again here to stay inside its folder (gpuenv.safe_paths). Downloads
+are retried with backoff on transient failures (a dropped connection, a 5xx, a cut body), and
+a stalled one times out after GPUENV_DOWNLOAD_TIMEOUT seconds without data (default 60).
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
+import stat
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, BinaryIO, Optional, Union
 from urllib.parse import unquote, urlsplit
 
 from gpuenv.envs.errors import HashMismatchError, InstallError
 from gpuenv.indexes import IndexConfig, default_index_url
 from gpuenv.lock.lockfile import PORTABLE_PREFIX, LockedEnvironment
+from gpuenv.safe_paths import UnsafePathError, inside, is_sha256
 from gpuenv.simple_index import project_files
 
 CHUNK = 1 << 20
+ATTEMPTS = 4  # one try and three retries, 0.5 s, 1 s and 2 s apart
+BACKOFF_S = 0.5
+CONNECT_TIMEOUT_S = 15.0
+READ_TIMEOUT_S = 60.0  # seconds without a byte before a download counts as stalled
 Progress = Callable[[str, int, Optional[int]], None]  # name, bytes so far, total
 
 
@@ -50,7 +63,7 @@ def artifacts_of(locked: LockedEnvironment) -> list[Artifact]:
         Artifact(
             "conda",
             r["name"],
-            r.get("file_name") or _filename(r["url"]),
+            r.get("file_name") or _filename(r["url"]),  # equal: gpuenv.lock.read checks
             r["url"],
             r.get("sha256"),
             r.get("md5"),
@@ -81,29 +94,57 @@ def gather(
     name (a wheelhouse for `--from`) instead of by hash.
     """
     out = []
+    cache = Path(os.path.abspath(cache))
+    house = Path(os.path.abspath(wheelhouse)) if wheelhouse is not None else None
     resolver = _PortableResolver(indexes or IndexConfig())
     for art in artifacts:
-        dest = cache / art.filename if flat else cache / "artifacts" / _key(art) / art.filename
+        dest = _destination(cache, art, flat)
         # the content-addressed cache is checked when written; a flat folder may hold anything
         if dest.is_file() and (not flat or _matches(dest, art)):
             out.append(LocalArtifact(art, dest))
             continue
-        if wheelhouse is not None:
-            source = wheelhouse / art.filename
-            if not source.is_file():
-                raise InstallError(
-                    f"{art.filename} is not in {wheelhouse}; run `gpuenv fetch LOCKFILE -d"
-                    f" {wheelhouse}` on a machine with network access"
-                )
-            _copy_checked(source.as_uri(), dest, art, progress)
+        if house is not None:
+            _copy_checked(_wheelhouse_file(house, art), dest, art, progress)
         else:
             _copy_checked(resolver.url(art), dest, art, progress)
         out.append(LocalArtifact(art, dest))
     return out
 
 
-def _key(art: Artifact) -> str:
-    return art.sha256 or f"md5-{art.md5}"
+def _destination(cache: Path, art: Artifact, flat: bool) -> Path:
+    """Where the artifact goes: a plain name inside the cache (or the flat folder), never a
+    link or anything but a regular file that a rename would replace."""
+    what = f"{art.name}'s file name"
+    if flat:
+        dest = inside(cache, art.filename, what)
+    else:
+        if not is_sha256(art.sha256):
+            raise UnsafePathError(f"{art.name}: sha256 {art.sha256!r:.80} is not 64 hex digits")
+        dest = inside(cache, art.filename, what, "artifacts", str(art.sha256))
+    _regular_or_absent(dest, "gpuenv will not replace it")
+    return dest
+
+
+def _wheelhouse_file(house: Path, art: Artifact) -> Path:
+    source = inside(house, art.filename, f"{art.name}'s file name")
+    if not os.path.lexists(source):
+        raise InstallError(
+            f"{art.filename} is not in {house}; run `gpuenv fetch LOCKFILE -d"
+            f" {house}` on a machine with network access"
+        )
+    _regular_or_absent(source, "gpuenv reads only regular files from a wheelhouse")
+    return source
+
+
+def _regular_or_absent(path: Path, why: str) -> None:
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return
+    if stat.S_ISLNK(mode):
+        raise UnsafePathError(f"{path} is a symbolic link; {why}")
+    if not stat.S_ISREG(mode):
+        raise UnsafePathError(f"{path} is not a regular file; {why}")
 
 
 def _matches(path: Path, art: Artifact) -> bool:
@@ -120,45 +161,77 @@ def _digests(path: Path) -> tuple[str, str]:
     return sha.hexdigest(), md5.hexdigest()
 
 
-def _copy_checked(url: str, dest: Path, art: Artifact, progress: Optional[Progress]) -> None:
-    dest.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(dir=dest.parent, prefix=".partial-")
+Source = Union[str, Path]  # a URL, or a local file (a wheelhouse entry)
+
+
+def _copy_checked(source: Source, dest: Path, art: Artifact, progress: Optional[Progress]) -> None:
+    try:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(dir=dest.parent, prefix=".partial-")
+    except OSError as exc:
+        raise InstallError(_disk_advice(dest, exc)) from None
     tmp = Path(tmp_name)
-    sha, md5 = hashlib.sha256(), hashlib.md5(usedforsecurity=False)
     try:
         with os.fdopen(fd, "wb") as out:
-            for chunk, done, total in _read(url):
+            sha, md5 = _fill(out, source, art, progress)
+        if art.sha256 and sha != art.sha256:
+            raise HashMismatchError(
+                f"{art.filename}: sha256 {sha} does not match the lockfile's"
+                f" {art.sha256}; the file at {source} changed, or the lockfile was altered. Nothing"
+                " was installed."
+            )
+        if art.md5 and md5 != art.md5:
+            raise HashMismatchError(
+                f"{art.filename}: md5 {md5} does not match the lockfile's {art.md5};"
+                " nothing was installed."
+            )
+        _regular_or_absent(dest, "gpuenv will not replace it")
+        os.replace(tmp, dest)
+    except OSError as exc:
+        raise InstallError(_disk_advice(dest, exc)) from None
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def _fill(out: Any, source: Source, art: Artifact, progress: Optional[Progress]) -> tuple[str, str]:
+    """Write the source's bytes to `out`, retrying transient download failures from the start;
+    the sha256 and md5 of what was written."""
+    for attempt in range(1, ATTEMPTS + 1):
+        sha, md5 = hashlib.sha256(), hashlib.md5(usedforsecurity=False)
+        out.seek(0)
+        out.truncate()
+        try:
+            for chunk, done, total in _read(source):
                 out.write(chunk)
                 sha.update(chunk)
                 md5.update(chunk)
                 if progress:
                     progress(art.filename, done, total)
-        if art.sha256 and sha.hexdigest() != art.sha256:
-            raise HashMismatchError(
-                f"{art.filename}: sha256 {sha.hexdigest()} does not match the lockfile's"
-                f" {art.sha256}; the file at {url} changed, or the lockfile was altered. Nothing"
-                " was installed."
-            )
-        if art.md5 and md5.hexdigest() != art.md5:
-            raise HashMismatchError(
-                f"{art.filename}: md5 {md5.hexdigest()} does not match the lockfile's {art.md5};"
-                " nothing was installed."
-            )
-        os.replace(tmp, dest)
-    finally:
-        tmp.unlink(missing_ok=True)
+            out.flush()
+            return sha.hexdigest(), md5.hexdigest()
+        except _Transient as exc:
+            if attempt == ATTEMPTS:
+                raise InstallError(
+                    f"could not download {source} ({exc}; tried {ATTEMPTS} times). Check the"
+                    " network or the index, then run the same command again: finished files"
+                    " are kept."
+                ) from None
+            time.sleep(BACKOFF_S * 2 ** (attempt - 1))
+    raise AssertionError("unreachable")
 
 
-def _read(url: str) -> Iterator[tuple[bytes, int, Optional[int]]]:
-    if url.startswith("file://"):
-        path = Path(
-            unquote(
-                urlsplit(url).path.lstrip("/") if sys.platform == "win32" else urlsplit(url).path
-            )
-        )
-        total = path.stat().st_size
-        done = 0
-        with path.open("rb") as fh:
+class _Transient(Exception):
+    """A download failure worth another try: the connection, a timeout, a 5xx, a cut body."""
+
+
+def _read(source: Source) -> Iterator[tuple[bytes, int, Optional[int]]]:
+    if isinstance(source, Path) or source.startswith("file://"):
+        # a wheelhouse entry is never followed through a link; neither blocks on a pipe
+        wheelhouse = isinstance(source, Path)
+        path = source if isinstance(source, Path) else _file_url_path(source)
+        with _open_regular(path, follow=not wheelhouse) as fh:
+            total = os.fstat(fh.fileno()).st_size
+            done = 0
             while chunk := fh.read(CHUNK):
                 done += len(chunk)
                 yield chunk, done, total
@@ -166,15 +239,67 @@ def _read(url: str) -> Iterator[tuple[bytes, int, Optional[int]]]:
     import requests
 
     try:
-        with requests.get(url, stream=True, timeout=60) as response:
+        with requests.get(
+            source, stream=True, timeout=(CONNECT_TIMEOUT_S, _read_timeout())
+        ) as response:
+            if response.status_code >= 500 or response.status_code == 429:
+                raise _Transient(f"HTTP {response.status_code}")
             response.raise_for_status()
             length = int(response.headers.get("Content-Length") or 0) or None
             done = 0
             for chunk in response.iter_content(CHUNK):
                 done += len(chunk)
                 yield chunk, done, length
-    except requests.RequestException as exc:
-        raise InstallError(f"could not download {url}: {exc}") from exc
+            if length is not None and done < length:
+                raise _Transient(f"the body stopped at {done} of {length} bytes")
+    except requests.HTTPError as exc:
+        raise InstallError(f"could not download {source}: {exc}") from None
+    except (requests.ConnectionError, requests.Timeout) as exc:
+        raise _Transient(_short(exc)) from None
+    except requests.RequestException as exc:  # ChunkedEncodingError and friends: a cut body
+        raise _Transient(_short(exc)) from None
+
+
+def _open_regular(path: Path, *, follow: bool) -> BinaryIO:
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    if not follow:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        raise InstallError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise UnsafePathError(f"{path} is not a regular file; gpuenv reads only regular files")
+    return os.fdopen(fd, "rb")
+
+
+def _file_url_path(url: str) -> Path:
+    path = unquote(urlsplit(url).path)
+    return Path(path.lstrip("/") if sys.platform == "win32" else path)
+
+
+def _read_timeout() -> float:
+    try:
+        return float(os.environ.get("GPUENV_DOWNLOAD_TIMEOUT", READ_TIMEOUT_S))
+    except ValueError:
+        return READ_TIMEOUT_S
+
+
+def _short(exc: Exception) -> str:
+    text = str(exc)
+    return text if len(text) < 200 else text[:200] + "..."
+
+
+def _disk_advice(path: Path, exc: OSError) -> str:
+    reason = exc.strerror or str(exc)
+    if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+        fix = f"free some space on the disk that holds {path.parent}"
+    elif exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
+        fix = f"{path.parent} is not writable: fix its permissions, or choose another folder"
+    else:
+        fix = "fix the folder, then run the same command again"
+    return f"cannot write {path}: {reason}; {fix}. Nothing was installed."
 
 
 class _PortableResolver:

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from gpuenv.atomic_write import check_output_path
 from gpuenv.indexes import IndexConfig, user_index_config
 from gpuenv.lock.conda import DEFAULT_CHANNELS, solve_conda
 from gpuenv.lock.errors import LockError
@@ -70,6 +71,7 @@ def lock_plan(plan: Plan, options: LockOptions, ideal: Optional[Plan] = None) ->
     """Lock `plan`. `ideal` is the plan resolve gives with every source reachable; when the
     sources forced a fallback, it differs, and `--check` compares against it (a fallback is
     not staleness)."""
+    check_output_path(options.output)  # refuse a device or a link before the work, not after
     indexes = options.indexes or user_index_config()
     inputs = lock_inputs(plan, options, indexes)
     intent = lock_inputs(ideal, options, indexes).digest() if ideal else inputs.digest()

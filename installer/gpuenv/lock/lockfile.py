@@ -1,4 +1,4 @@
-"""gpuenv's lockfiles: conda-lock's v1 format, written and read through conda-lock itself.
+"""gpuenv's lockfiles: conda-lock's v1 format, written through conda-lock, read by gpuenv.lock.read.
 
 gpuenv keeps what install and verify need in conda-lock's `custom_metadata` (string values):
 the Plan, the inputs hash, the machine class, and for conda packages the record fields that
@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -199,70 +197,23 @@ def _conda_dependencies(depends: list[str]) -> dict[str, str]:
 
 
 def write_lockfile(lockfile: Any, path: Path) -> None:
-    """Write atomically: a half-written lockfile never replaces a good one."""
+    """Write atomically: a half-written lockfile never replaces a good one, and only a regular
+    file or a new path is replaced (gpuenv.atomic_write)."""
+    from gpuenv.atomic_write import atomic_write
+
     write_conda_lock_file = conda_lock_api.load().write_conda_lock_file
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # conda-lock writes the file name into its help text, so write under the final name in a
-    # private folder beside the target, then move it into place in one rename.
-    with tempfile.TemporaryDirectory(dir=path.parent, prefix=".gpuenv-lock-") as tmp:
-        staged = Path(tmp) / path.name
-        write_conda_lock_file(lockfile, staged, metadata_choices=None, include_help_text=True)
-        with staged.open("rb") as fh:
-            os.fsync(fh.fileno())
-        os.replace(staged, path)
+    # conda-lock writes the file name into its help text: atomic_write stages the file under
+    # the final name in a private folder beside the target.
+    atomic_write(
+        Path(path),
+        lambda staged: write_conda_lock_file(
+            lockfile, staged, metadata_choices=None, include_help_text=True
+        ),
+    )
 
 
 def read_lockfile(path: Path) -> LockedEnvironment:
-    parse_conda_lock_file = conda_lock_api.load().parse_conda_lock_file
-    path = Path(path)
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise LockfileError(f"cannot read lockfile {path}: {exc.strerror or exc}") from exc
-    try:
-        lockfile = parse_conda_lock_file(path)
-    except Exception as exc:  # conda-lock raises pydantic and YAML errors of many kinds
-        raise LockfileError(f"{path} is not a conda-lock file: {exc}") from exc
-    custom = lockfile.metadata.custom_metadata or {}
-    if custom.get(f"{_META}format") != LOCK_FORMAT:
-        raise LockfileError(
-            f"{path} was not written by gpuenv (or by an incompatible version): no gpuenv plan in it"
-        )
-    plan = Plan.from_json(json.loads(custom[f"{_META}plan"]))
-    platforms = lockfile.metadata.platforms
-    if len(platforms) != 1:
-        raise LockfileError(f"{path}: gpuenv lockfiles hold one platform, this one has {platforms}")
-    conda: list[dict[str, Any]] = []
-    pip: list[PipEntry] = []
-    for dep in lockfile.package:
-        if dep.manager == "conda":
-            extra = json.loads(custom.get(f"{_META}conda.{dep.name}", "{}"))
-            conda.append(
-                {
-                    "name": dep.name,
-                    "version": dep.version,
-                    "build": dep.build or "",
-                    "url": dep.url,
-                    "md5": dep.hash.md5,
-                    "sha256": dep.hash.sha256,
-                    "depends": [f"{k} {v}".strip() for k, v in dep.dependencies.items()],
-                    **extra,
-                }
-            )
-        else:
-            if not dep.hash.sha256:
-                raise LockfileError(f"{path}: pip entry {dep.name} has no sha256")
-            pip.append(PipEntry(dep.name, dep.version, dep.url, dep.hash.sha256))
-    return LockedEnvironment(
-        path=path,
-        platform=platforms[0],
-        plan=plan,
-        inputs_hash=custom.get(f"{_META}inputs_hash", ""),
-        intent_hash=custom.get(f"{_META}intent_hash", ""),
-        fallback=custom.get(f"{_META}fallback", ""),
-        machine_class=custom.get(f"{_META}machine_class"),
-        conda=tuple(sorted(conda, key=lambda r: r["name"])),
-        pip=tuple(sorted(pip, key=lambda p: p.name)),
-        content_sha256=hashlib.sha256(raw).hexdigest(),
-    )
+    """The lockfile at `path`, validated as untrusted input (gpuenv.lock.read)."""
+    from gpuenv.lock.read import read_lockfile as read
+
+    return read(path)

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from packaging.pylock import Package, PackageWheel, Pylock
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from gpuenv.atomic_write import atomic_write_text
 from gpuenv.lock.pypi import PipArtifact
 from gpuenv.resolve.plan import Plan
 
@@ -52,8 +51,4 @@ def render_pylock(plan: Plan, artifacts: list[PipArtifact]) -> str:
 
 
 def write_pylock(plan: Plan, artifacts: list[PipArtifact], path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".gpuenv-pylock-")
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(render_pylock(plan, artifacts))
-    os.replace(tmp, path)
+    atomic_write_text(path, render_pylock(plan, artifacts))

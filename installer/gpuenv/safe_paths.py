@@ -1,0 +1,102 @@
+"""Names and paths that come from untrusted input (lockfiles, index pages, wheelhouses).
+
+A name taken from such input is a plain file name or it is refused; a path built from one is
+checked to stay inside its folder after links are resolved; a file read from such input is a
+regular file of bounded size. One small set of checks, used everywhere a name becomes a path.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from pathlib import Path
+
+MAX_NAME_BYTES = 255  # the usual file-system limit on one path component
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+_MD5 = re.compile(r"[0-9a-f]{32}")
+# Separators on any OS, NUL and control characters, and ':' (a drive or an NTFS stream)
+_FORBIDDEN = re.compile(r"[/\\:\x00-\x1f\x7f]")
+
+
+class UnsafePathError(ValueError):
+    """A name or path from untrusted input that is not safe to use: the message says which."""
+
+
+def plain_name(name: object, what: str) -> str:
+    """`name` if it is a plain file name (one path component, not `.` or `..`); else refused.
+
+    `what` names the field it came from, for the message.
+    """
+    if not isinstance(name, str) or not name:
+        raise UnsafePathError(f"{what} is {'empty' if name == '' else 'not a string'}")
+    shown = repr(name) if len(name) < 120 else repr(name[:120]) + "..."
+    if name in (".", ".."):
+        raise UnsafePathError(f"{what} {shown} is not a file name")
+    match = _FORBIDDEN.search(name)
+    if match:
+        raise UnsafePathError(
+            f"{what} {shown} is not a plain file name (it holds {match.group()!r})"
+        )
+    if len(name.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
+        raise UnsafePathError(f"{what} {shown} is longer than {MAX_NAME_BYTES} bytes")
+    return name
+
+
+def inside(folder: Path, name: str, what: str, *subfolders: str) -> Path:
+    """`folder / *subfolders / name`, refused unless every part is a plain name and the path,
+    links resolved, is that very place (a link planted at any step cannot point the write or
+    read elsewhere)."""
+    parts = [plain_name(part, what) for part in (*subfolders, name)]
+    root = Path(os.path.abspath(folder))
+    path = root.joinpath(*parts)
+    if path.resolve() != root.resolve().joinpath(*parts):
+        raise UnsafePathError(f"{what}: {path} leads outside {root} (through a link)")
+    return path
+
+
+def is_sha256(value: object) -> bool:
+    return isinstance(value, str) and _SHA256.fullmatch(value) is not None
+
+
+def is_md5(value: object) -> bool:
+    return isinstance(value, str) and _MD5.fullmatch(value) is not None
+
+
+def read_bounded(path: Path, limit: int, what: str) -> bytes:
+    """The bytes of a regular file no larger than `limit`; a pipe, a device, a folder or a file
+    over the limit is refused without blocking on it or reading it whole."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except IsADirectoryError:
+        raise UnsafePathError(f"{what} {path} is a folder, not a file") from None
+    except OSError as exc:
+        raise UnsafePathError(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise UnsafePathError(
+                f"{what} {path} is {_kind(mode)}, not a regular file; save it to a file first"
+            )
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            data = fh.read(limit + 1)
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise UnsafePathError(
+            f"{what} {path} is larger than {limit // (1 << 20)} MiB: too large to be one"
+        )
+    return data
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a pipe (FIFO)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"

@@ -1,0 +1,27 @@
+"""Hostile-input tests: crafted lockfiles and outputs, local repositories, a private store."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from installrepos import InstallRepos, build_install_repos
+from isolation import isolate
+
+
+@pytest.fixture(scope="session")
+def install_repos(tmp_path_factory: pytest.TempPathFactory) -> InstallRepos:
+    return build_install_repos(tmp_path_factory.mktemp("install-repos"))
+
+
+@pytest.fixture(autouse=True)
+def private_store(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    isolate(
+        monkeypatch,
+        gpuenv_root=tmp_path / "cache",
+        uv_cache=tmp_path_factory.getbasetemp() / "uv-cache",
+        home=tmp_path / "home",
+    )
