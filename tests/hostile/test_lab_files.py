@@ -263,7 +263,11 @@ def _gpuenv(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
         text=True,
         cwd=cwd,
         timeout=120,
-        env={**os.environ, "GPUENV_HOME": str(cwd / "home")},
+        env={
+            **os.environ,
+            "GPUENV_HOME": str(cwd.parent / "home"),
+            "GPUENV_CACHE_DIR": str(cwd.parent / "c"),
+        },
     )
 
 
@@ -285,14 +289,16 @@ def _gpuenv(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 def test_cli_exits_2_with_one_message(
     text: str, expected: str, command: list[str], tmp_path: Path
 ) -> None:
-    path = lab_file(tmp_path, text)
-    before = sorted(p.name for p in tmp_path.iterdir())
-    result = _gpuenv(command[0], "--lab", str(path), *command[1:], cwd=tmp_path)
+    work = tmp_path / "work"
+    work.mkdir()
+    path = lab_file(work, text)
+    before = sorted(p.name for p in work.iterdir())
+    result = _gpuenv(command[0], "--lab", str(path), *command[1:], cwd=work)
     assert result.returncode == 2, result.stderr
     assert "Traceback" not in result.stderr
     assert expected in result.stderr and str(path) in result.stderr
     assert result.stderr.startswith("gpuenv: error:") and result.stderr.count("\n") == 1
-    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing written
+    assert sorted(p.name for p in work.iterdir()) == before  # nothing written
 
 
 def test_a_lockfiles_symlink_loop_is_refused(tmp_path: Path, kb: KnowledgeBase) -> None:
