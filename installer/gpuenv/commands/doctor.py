@@ -20,14 +20,17 @@ _MARK = {"ok": "ok  ", "warn": "warn", "problem": "FAIL"}
 def gather_environments(verify: bool, timeout: float) -> list[EnvironmentInput]:
     """Every environment in gpuenv's store; verified inside itself unless `verify` is False."""
     from gpuenv.doctor import EnvironmentInput
-    from gpuenv.envs.store import list_environments
+    from gpuenv.envs.store import scan_store
 
+    scan = scan_store(sizes=False)
     out = []
-    for env in list_environments():
+    for env in scan.envs:
         report, error = None, None
         if verify:
             report, error = _verify(env.path, env.metadata, timeout)
         out.append(EnvironmentInput(env.name, env.path, env.metadata, report, error))
+    for entry in scan.broken:  # reported, never read further: the others are still checked
+        out.append(EnvironmentInput(entry.name, entry.path, {}, broken=entry.reason))
     return out
 
 
