@@ -6,15 +6,19 @@ did (`<store>/.setup/<name>.json`), so a second run with nothing changed is a qu
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import json
+import os
+import secrets
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+from gpuenv.envs.errors import InstallError
 from gpuenv.envs.store import store_root
 from gpuenv.indexes import IndexConfig
 from gpuenv.lab import Lab, LabError, lab_class_plan, with_packages
@@ -83,10 +87,42 @@ def read_state(name: str) -> dict[str, Any]:
 
 def write_state(name: str, data: dict[str, Any]) -> None:
     path = state_path(name)
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        raise SetupRecordError(
+            f"could not record setup's state in {path} ({exc.strerror}): free space or make it"
+            " writable; the environment itself is installed"
+        ) from exc
+
+
+class SetupRecordError(InstallError):
+    """Setup could not write what it records (its state, the lockfile): exit 1."""
+
+
+def pending_lockfile(final: Path) -> Path:
+    """Where setup writes a new lockfile until its environment is live: beside `final` (so
+    moving it into place is one rename), under a name no other run uses."""
+    return final.with_name(f".{final.name}.{os.getpid()}-{secrets.token_hex(4)}.pending")
+
+
+def promote_lockfile(pending: Path, final: Path) -> None:
+    """The environment built from `pending` is live: from now on it is the recorded lockfile."""
+    try:
+        os.replace(pending, final)
+    except OSError as exc:
+        raise SetupRecordError(
+            f"the environment is installed, but its lockfile could not be moved to {final}"
+            f" ({exc.strerror}); it is at {pending}"
+        ) from exc
+
+
+def discard_pending(pending: Path) -> None:
+    with contextlib.suppress(OSError):
+        pending.unlink()
 
 
 def plan_setup(

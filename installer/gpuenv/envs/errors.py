@@ -20,7 +20,7 @@ class CorruptEnvironment(EnvironmentNotFound):
 
 
 class StoreInputError(InstallError):
-    """A name or path the user gave cannot be used safely (a bad name, a foreign link)."""
+    """What the user gave cannot be used (a bad name, a foreign link, a bad setting): exit 2."""
 
 
 class LockTimeout(InstallError):

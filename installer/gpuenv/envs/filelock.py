@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Optional
 
-from gpuenv.envs.errors import InstallError, LockTimeout
+from gpuenv.envs.errors import LockTimeout, StoreInputError
 
 TIMEOUT_ENV = "GPUENV_LOCK_TIMEOUT"
 _POLL = 0.2
@@ -33,7 +33,7 @@ def timeout_from_env() -> Optional[float]:
     except ValueError:
         value = -1.0
     if not value >= 0:  # also refuses nan
-        raise InstallError(f"{TIMEOUT_ENV}={raw!r}: give a number of seconds (0 or more)")
+        raise StoreInputError(f"{TIMEOUT_ENV}={raw!r}: give a number of seconds (0 or more)")
     return value
 
 

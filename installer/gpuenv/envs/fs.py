@@ -77,18 +77,30 @@ def remove_link(path: Path) -> None:
 
 
 def remove_tree(path: Path, root: Path) -> None:
-    """Delete a folder gpuenv built: only a real folder (not a link) inside `root`.
+    """Delete a folder gpuenv built: a real folder below `root` with no link on the way there.
 
-    shutil.rmtree does not follow links inside the folder (it unlinks them), so nothing outside
-    `root` is reached.
+    Every component from `root` down to `path` is checked to be no link, so the folder deleted
+    is the one named, inside `root` after resolution; shutil.rmtree then unlinks the links it
+    finds inside instead of following them, so nothing outside `root` is reached.
     """
-    if not lexists(path):
-        return
-    if is_link(path) or not is_real_dir(path):
-        raise InstallError(f"{path} is not a folder gpuenv built; refusing to delete it")
-    if not is_inside(path, root):
+    if lexists(path):
+        check_removable(path, root)
+        shutil.rmtree(path)
+
+
+def check_removable(path: Path, root: Path) -> None:
+    """Raise InstallError unless remove_tree may delete `path` (see there)."""
+    root = Path(os.path.abspath(root))
+    path = Path(os.path.abspath(path))
+    if path == root or not path.is_relative_to(root):
         raise InstallError(f"{path} is outside {root}; refusing to delete it")
-    shutil.rmtree(path)
+    step = root
+    for part in path.relative_to(root).parts:
+        step = step / part
+        if part in (".", "..") or not is_real_dir(step):
+            raise InstallError(f"{step} is a link or not a folder; refusing to delete {path}")
+    if not is_inside(path, root):
+        raise InstallError(f"{path} resolves outside {root}; refusing to delete it")
 
 
 def remove_tree_quietly(path: Path, root: Path) -> None:

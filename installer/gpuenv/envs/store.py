@@ -87,6 +87,12 @@ class EnvLocation:
         path = Path(os.path.realpath(path.parent)) / path.name
         return cls(link=path, versions=path.parent / f".{path.name}.gpuenv", name=path.name)
 
+    @property
+    def root(self) -> Path:
+        """The folder gpuenv owns here (the store, or a --prefix's parent): removal stays
+        inside it and follows no link below it."""
+        return self.link.parent
+
     def version_dir(self, lock_hash: str) -> Path:
         return self.versions / f"{self.name}-{lock_hash[:12]}"
 
@@ -366,9 +372,12 @@ def remove_environment(location: EnvLocation) -> Path:
                 f"{link} is {_why_not_ours(location)}; gpuenv removes only what it made, so it"
                 " leaves this alone (remove it yourself if you mean to)"
             )
+        folders = [target, *leftovers_of(location)]
+        for folder in folders:  # every check before the first change
+            fs.check_removable(folder, location.root)
         fs.remove_link(link)
-        for folder in [target, *leftovers_of(location)]:
-            fs.remove_tree(folder, location.versions)
+        for folder in folders:
+            fs.remove_tree(folder, location.root)
     return target
 
 
@@ -381,7 +390,7 @@ def remove_leftover(leftover: Leftover) -> bool:
     try:
         with exclusive(location.lock_path, timeout=0, what=location.name):
             if leftover.path in leftovers_of(location):  # still one, now that we hold the lock
-                fs.remove_tree(leftover.path, location.versions)
+                fs.remove_tree(leftover.path, location.root)
                 return True
     except LockTimeout:
         return False

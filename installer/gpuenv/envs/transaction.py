@@ -91,12 +91,16 @@ def install(
             _remove_leftovers(location, say)
             target = _build_aside(locked, location, files, uv, smoke, say)
             previous = location.linked_version()
-            _swap(location.link, target)
+            try:
+                _swap(location.link, target)
+            except BaseException:
+                fs.remove_tree_quietly(target, location.root)  # the old link still stands
+                raise
             if previous is not None and previous != target:
-                fs.remove_tree_quietly(previous, location.versions)  # a kill here: a leftover
+                fs.remove_tree_quietly(previous, location.root)  # a kill here: a leftover
             return _result(True, target, location)
     except OSError as exc:
-        raise fs.disk_error(exc, str(location.versions)) from exc
+        raise fs.disk_error(exc, str(location.root)) from exc
 
 
 def _waiting_notice(
@@ -115,7 +119,7 @@ def _remove_leftovers(location: EnvLocation, say: Say) -> None:
     Holding the lock, no other install is building one of them."""
     for folder in leftovers_of(location):
         say(f"removing a leftover version folder {folder}")
-        fs.remove_tree(folder, location.versions)
+        fs.remove_tree(folder, location.root)
 
 
 def _build_aside(
@@ -140,7 +144,7 @@ def _build_aside(
                 raise InstallError(f"the new environment does not import its frameworks:\n{error}")
         write_metadata(target, _metadata(locked, location, backend))
     except BaseException:
-        fs.remove_tree_quietly(target, location.versions)
+        fs.remove_tree_quietly(target, location.root)
         raise
     return target
 
