@@ -65,10 +65,25 @@ def test_a_waiting_install_proceeds_when_the_other_finishes(
     install_repos: InstallRepos, tmp_path: Path
 ) -> None:
     lockfile = make_lock(install_repos, tmp_path / "a.lock.yml", jax_plan())
-    with lock_held("lab", 2) as holder:
-        result = gpuenv("install", str(lockfile), "--name", "lab", "--lock-timeout", "120")
-    assert result.returncode == 0, result.stderr
-    assert f"waiting for another gpuenv install of lab (pid {holder.pid})" in result.stderr
+    with lock_held("lab", 600) as holder:
+        waiting = subprocess.Popen(
+            [sys.executable, "-m", "gpuenv", "install", str(lockfile), "--name", "lab"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "GPUENV_LOCK_TIMEOUT": "300"},
+        )
+        assert waiting.stderr is not None
+        said = []
+        for line in waiting.stderr:  # until it says it waits, then the other one finishes
+            said.append(line)
+            if line.startswith("waiting for another gpuenv install"):
+                break
+        assert said and f"waiting for another gpuenv install of lab (pid {holder.pid})" in said[-1]
+        assert EnvLocation.named("lab").current() is None
+    out, rest = waiting.communicate(timeout=300)
+    assert waiting.returncode == 0, "".join(said) + rest
+    assert "installed jax 0.4.30" in out
     current = EnvLocation.named("lab").current()
     assert current is not None
     assert run_in(current / "bin" / "python", "import jax; print(jax.__version__)") == "0.4.30"
