@@ -166,3 +166,24 @@ def test_clean_never_touches_a_link_in_the_versions_folder(tmp_path: Path) -> No
     assert result.returncode == 0 and "nothing to clean" in result.stdout
     assert (versions / "lab-0123456789ab").is_symlink()
     assert (users / "thesis.tex").read_text() == "years of work\n"
+
+
+def test_a_read_only_store_during_removal_is_one_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Simulated: EROFS from the folder deletion (rmtree), after the link is gone."""
+    from storehelpers import fake_env
+
+    version = fake_env("lab")
+
+    def read_only(path: object, *_a: object, **_kw: object) -> None:
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS), str(path))
+
+    with monkeypatch.context() as patched, pytest.raises(SystemExit) as exited:
+        patched.setattr(fs.shutil, "rmtree", read_only)
+        main(["envs", "remove", "lab"])
+    err = capsys.readouterr().err
+    assert exited.value.code == 1 and "Traceback" not in err
+    assert f"could not remove {version}" in err and "gpuenv envs clean" in err
+    assert version.is_dir()  # now a leftover, which clean removes once the store is writable
+    assert gpuenv("envs", "clean").returncode == 0 and not version.exists()

@@ -70,10 +70,13 @@ def remove_link(path: Path) -> None:
     """Remove a link (symlink or junction) itself; its target is not touched."""
     if not is_link(path):
         raise InstallError(f"{path} is not a link; refusing to remove it")
-    if sys.platform == "win32" and os.path.isdir(path):
-        os.rmdir(path)  # removes a junction or directory symlink, never what it points to
-    else:
-        os.unlink(path)
+    if sys.platform == "win32":
+        try:
+            os.rmdir(path)  # a junction or directory symlink goes, never what it points to
+            return
+        except OSError:
+            pass  # a file symlink
+    os.unlink(path)
 
 
 def remove_tree(path: Path, root: Path) -> None:
@@ -123,3 +126,12 @@ def disk_error(exc: OSError, what: str) -> InstallError:
             " writable, or install elsewhere (set GPUENV_HOME, or use --prefix DIR)"
         )
     return InstallError(f"could not write {where}: {exc.strerror or exc}")
+
+
+def removal_error(exc: OSError, what: str) -> InstallError:
+    """One actionable message for an OSError while removing what gpuenv built."""
+    where = exc.filename or what
+    return InstallError(
+        f"could not remove {where} ({exc.strerror or exc}); nothing outside gpuenv's folders was"
+        " touched: make the store writable and run `gpuenv envs clean`"
+    )

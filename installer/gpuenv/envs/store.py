@@ -358,11 +358,19 @@ def remove_environment(location: EnvLocation) -> Path:
     Only a link gpuenv made is removed, never what an alias or a foreign link points to; the
     folders removed are real folders inside the store (gpuenv.envs.fs).
     """
-    from gpuenv.envs.filelock import exclusive, timeout_from_env
-
     link = location.link
     if not fs.lexists(link):
         raise EnvironmentNotFound(f"no gpuenv environment at {link}")
+    try:
+        return _remove_locked(location)
+    except OSError as exc:
+        raise fs.removal_error(exc, str(link)) from exc
+
+
+def _remove_locked(location: EnvLocation) -> Path:
+    from gpuenv.envs.filelock import exclusive, timeout_from_env
+
+    link = location.link
     with exclusive(location.lock_path, timeout=timeout_from_env(), what=location.name):
         target = location.linked_version()
         if target is None and remove_dangling_link(location):
@@ -394,6 +402,8 @@ def remove_leftover(leftover: Leftover) -> bool:
                 return True
     except LockTimeout:
         return False
+    except OSError as exc:
+        raise fs.removal_error(exc, str(leftover.path)) from exc
     return False
 
 
