@@ -90,17 +90,22 @@ def install(
             check_location(location)  # again: the link may have changed while we waited
             _remove_leftovers(location, say)
             target = _build_aside(locked, location, files, uv, smoke, say)
-            previous = location.linked_version()
-            try:
-                _swap(location.link, target)
-            except BaseException:
-                fs.remove_tree_quietly(target, location.root)  # the old link still stands
-                raise
-            if previous is not None and previous != target:
-                fs.remove_tree_quietly(previous, location.root)  # a kill here: a leftover
+            _go_live(location, target)
             return _result(True, target, location)
-    except OSError as exc:
+    except OSError as exc:  # a full disk, a read-only store: one message, nothing half-done
         raise fs.disk_error(exc, str(location.root)) from exc
+
+
+def _go_live(location: EnvLocation, target: Path) -> None:
+    """Swap the link to the new version, then delete the version it replaced."""
+    previous = location.linked_version()
+    try:
+        _swap(location.link, target)
+    except BaseException:
+        fs.remove_tree_quietly(target, location.root)  # the old link still stands
+        raise
+    if previous is not None and previous != target:
+        fs.remove_tree_quietly(previous, location.root)  # killed before this: a leftover
 
 
 def _waiting_notice(
@@ -108,7 +113,7 @@ def _waiting_notice(
 ) -> Callable[[Optional[int]], None]:
     def notice(pid: Optional[int]) -> None:
         by = f" (pid {pid})" if pid else ""
-        limit = f"up to {timeout:g}s" if timeout is not None else "--lock-timeout SECONDS to stop"
+        limit = f"up to {timeout:g}s" if timeout is not None else "--lock-timeout SECONDS limits it"
         say(f"waiting for another gpuenv install of {location.name}{by} to finish ({limit})")
 
     return notice
