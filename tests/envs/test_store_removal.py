@@ -200,3 +200,22 @@ def test_prefix_install_then_reinstall_replaces_only_its_own_version(
     assert run_in(env / "bin" / "python", "import jax; print(jax.__version__)") == "0.4.31"
     versions = sorted(p.name for p in (tmp_path / ".env.gpuenv").iterdir() if p.is_dir())
     assert len(versions) == 1 and versions[0].startswith("env-")
+
+
+def test_planted_links_for_the_lock_file_and_versions_folder_are_refused(
+    install_repos: InstallRepos, tmp_path: Path
+) -> None:
+    lockfile = make_lock(install_repos, tmp_path / "a.lock.yml", jax_plan())
+    users = outside_folder(tmp_path)
+    before = snapshot(users)
+    store().mkdir(parents=True)
+    (store() / ".versions").mkdir()
+    (store() / ".versions" / "lab.lock").symlink_to(users / "thesis.tex")
+    result = gpuenv("install", str(lockfile), "--name", "lab")
+    assert result.returncode == 1 and "is a link" in result.stderr
+    (store() / ".versions" / "lab.lock").unlink()
+    (store() / ".versions").rmdir()
+    (store() / ".versions").symlink_to(users, target_is_directory=True)
+    result = gpuenv("install", str(lockfile), "--name", "lab")
+    assert result.returncode == 2 and "is a link" in result.stderr
+    assert snapshot(users) == before and "Traceback" not in result.stderr

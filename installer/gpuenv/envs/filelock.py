@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Optional
 
-from gpuenv.envs.errors import LockTimeout, StoreInputError
+from gpuenv.envs.errors import InstallError, LockTimeout, StoreInputError
 
 TIMEOUT_ENV = "GPUENV_LOCK_TIMEOUT"
 _POLL = 0.2
@@ -61,7 +61,9 @@ def exclusive(
     Raises LockTimeout when `timeout` seconds pass without getting it (None: wait for ever).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    if os.path.islink(path):  # a planted link would have us write our pid into its target
+        raise InstallError(f"{path} is a link, not gpuenv's lock file; remove it and retry")
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
     try:
         if not _try_lock(fd):
             pid = holder_pid(path)

@@ -136,6 +136,8 @@ class EnvLocation:
             fs.is_inside(self.link, store_root()) or fs.is_inside(store_root(), self.link)
         ):
             return f"--prefix {self.link} is inside gpuenv's store; use --name NAME there"
+        if fs.is_link(self.versions):
+            return f"{self.versions} is a link; gpuenv builds environments only in a real folder"
         if fs.lexists(self.link) and self.own_target() is None:
             return (
                 f"{self.link} exists and is not a gpuenv environment ({_why_not_ours(self)});"
