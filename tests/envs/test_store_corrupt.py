@@ -78,8 +78,11 @@ def test_a_corrupt_store_lists_the_good_and_the_broken(
     data = json.loads(doctor.stdout)
     assert doctor.returncode == 1  # broken entries are problems, reported
     assert {e["name"] for e in data["environments"]} == {"good"} | broken
-    flagged = {f["subject"] for f in data["problems"] if f["code"] == "broken-entry"}
-    assert flagged == broken
+    flagged = {f["subject"]: f for f in data["problems"] if f["code"] == "broken-entry"}
+    assert set(flagged) == broken
+    assert "reinstall" in flagged["notjson"]["fix"][0]  # gpuenv's own link: reinstall it
+    assert "did not make it" in flagged["outside"]["fix"][0]  # not gpuenv's: left alone
+    assert "BROKEN" in gpuenv("doctor", "--no-verify").stdout
 
     verified = gpuenv("verify", "--name", "good", "--timeout", "60")
     assert "Traceback" not in verified.stderr and verified.returncode in (0, 1)
@@ -88,6 +91,7 @@ def test_a_corrupt_store_lists_the_good_and_the_broken(
         bad = gpuenv("verify", "--name", name)
         assert bad.returncode == 2, (name, bad.stderr)
         assert "Traceback" not in bad.stderr and bad.stderr.strip()
+    assert "not JSON" in gpuenv("verify", "--name", "notjson").stderr
 
 
 def test_install_replaces_an_environment_whose_metadata_is_corrupt(

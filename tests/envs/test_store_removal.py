@@ -34,6 +34,7 @@ def test_remove_refuses_an_alias_to_another_environment(tmp_path: Path) -> None:
         assert result.returncode == 2, result.stderr
         assert "did not make" in result.stderr and "Traceback" not in result.stderr
         assert (store() / alias).is_symlink()  # left alone, as it is not gpuenv's
+        assert not (store() / ".versions" / f"{alias}.lock").exists()  # refused before a lock
     assert snapshot(lab) == before and EnvLocation.named("lab").current() == lab
 
 

@@ -26,7 +26,8 @@ def envs_command(ctx: click.Context, as_json: bool) -> None:
         click.echo(json.dumps(_as_json(scan), indent=2))
         return
     if not scan.envs:
-        click.echo("no environments yet: `gpuenv install LOCKFILE --name NAME`")
+        none = "no working environments" if scan.broken else "no environments yet"
+        click.echo(f"{none}: `gpuenv install LOCKFILE --name NAME`")
     for e in scan.envs:
         stack = ", ".join(f"{k} {v}" for k, v in (e.metadata.get("stack") or {}).items())
         click.echo(

@@ -112,7 +112,7 @@ def verify(
                 f"no gpuenv environment at {where.link}: install one (`gpuenv install LOCKFILE`)"
                 " or pass --python PATH"
             )
-        python = interpreter(env_dir)
-        if expectations is None:
+        if expectations is None:  # first: a corrupt entry says so, not "no interpreter"
             expectations = stored_expectations(env_dir)
+        python = interpreter(env_dir)
     ctx.exit(run_verify(python, expectations, as_json, timeout))

@@ -39,6 +39,7 @@ class EnvironmentInput:
     report: Optional[Report] = None
     verify_error: Optional[str] = None  # verify could not run (no interpreter, ...)
     broken: Optional[str] = None  # a store entry that is not a working environment: why
+    fix: Optional[str] = None  # for a broken entry: what to do about it
 
 
 def environment_findings(
@@ -55,10 +56,7 @@ def environment_findings(
             "broken-entry",
             f"{env.path} is not a working gpuenv environment",
             [env.broken],
-            [
-                f"reinstall it (`gpuenv install LOCKFILE --name {env.name}`), or remove it"
-                f" (`gpuenv envs remove {env.name}`; gpuenv leaves alone what it did not make)"
-            ],
+            [env.fix or f"reinstall it (`gpuenv install LOCKFILE --name {env.name}`)"],
         )
         return found
     try:

@@ -245,6 +245,7 @@ class BrokenEntry:
     name: str
     path: Path
     reason: str
+    made_by_gpuenv: bool  # a link gpuenv made (reinstall or remove it); else leave it be
 
 
 @dataclass(frozen=True)
@@ -284,19 +285,20 @@ def scan_store(sizes: bool = True) -> StoreScan:
         problem = name_problem(entry.name)
         if problem:
             scan.broken.append(
-                BrokenEntry(entry.name, path, f"not an environment name ({problem})")
+                BrokenEntry(entry.name, path, f"not an environment name ({problem})", False)
             )
             continue
         location = EnvLocation.named(entry.name)
         target = location.linked_version()
         if target is None:
-            scan.broken.append(BrokenEntry(entry.name, path, _why_not_ours(location)))
+            ours = location.own_target() is not None  # a link gpuenv made, now dangling
+            scan.broken.append(BrokenEntry(entry.name, path, _why_not_ours(location), ours))
             continue
         linked.add(target.name)
         try:
             metadata = read_metadata(target)
         except CorruptEnvironment as exc:
-            scan.broken.append(BrokenEntry(entry.name, path, str(exc)))
+            scan.broken.append(BrokenEntry(entry.name, path, str(exc), True))
             continue
         scan.envs.append(
             EnvSummary(entry.name, path, metadata, folder_size(target) if sizes else 0)
@@ -363,6 +365,8 @@ def remove_environment(location: EnvLocation) -> Path:
     link = location.link
     if not fs.lexists(link):
         raise EnvironmentNotFound(f"no gpuenv environment at {link}")
+    if location.own_target() is None:  # refused before anything, even a lock file, is made
+        raise StoreInputError(_not_ours_message(location))
     try:
         return _remove_locked(location)
     except OSError as exc:
@@ -378,10 +382,7 @@ def _remove_locked(location: EnvLocation) -> Path:
         if target is None and remove_dangling_link(location):
             return link
         if target is None:
-            raise StoreInputError(
-                f"{link} is {_why_not_ours(location)}; gpuenv removes only what it made, so it"
-                " leaves this alone (remove it yourself if you mean to)"
-            )
+            raise StoreInputError(_not_ours_message(location))
         folders = [target, *leftovers_of(location)]
         for folder in folders:  # every check before the first change
             fs.check_removable(folder, location.root)
@@ -389,6 +390,13 @@ def _remove_locked(location: EnvLocation) -> Path:
         for folder in folders:
             fs.remove_tree(folder, location.root)
     return target
+
+
+def _not_ours_message(location: EnvLocation) -> str:
+    return (
+        f"{location.link} is {_why_not_ours(location)}; gpuenv removes only what it made, so it"
+        " leaves this alone (remove it yourself if you mean to)"
+    )
 
 
 def remove_leftover(leftover: Leftover) -> bool:
