@@ -91,12 +91,10 @@ def clean_command() -> None:
     from gpuenv.envs.store import remove_leftover, scan_store
 
     scan = scan_store(sizes=False)
-    kept = 0
     for left in scan.leftovers:
         if remove_leftover(left):
             click.echo(f"removed {left.reason} of {left.env}: {left.path}")
         else:
-            kept += 1
             click.echo(f"kept {left.path}: an install of {left.env} is running", err=True)
     if not scan.leftovers:
         click.echo("nothing to clean")
