@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -146,3 +149,19 @@ def test_setup_interrupted_after_the_swap_heals_on_the_next_run(
     healed = recorded()
     assert healed["state_sha"] == healed["file_sha"] == healed["env_sha"]
     assert healed["jax"] == "0.4.31" and leftovers() == [healed["live"].name]
+
+
+def test_a_pending_lockfile_a_killed_setup_left_is_removed_by_the_next(
+    stack: dict[str, str],
+) -> None:
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()  # a pid that no longer runs: its setup was killed
+    setup_dir = store_root() / ".setup"
+    setup_dir.mkdir(parents=True)
+    stale = setup_dir / f".default.lock.yml.{gone.pid}-0123abcd.pending"
+    running = setup_dir / f".default.lock.yml.{os.getpid()}-0123abcd.pending"
+    unrelated = setup_dir / f".other.lock.yml.{gone.pid}-0123abcd.pending"
+    for path in (stale, running, unrelated):
+        path.write_text("half a lockfile")
+    assert setup() == 0
+    assert not stale.exists() and running.exists() and unrelated.exists()
