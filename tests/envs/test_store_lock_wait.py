@@ -53,6 +53,8 @@ def test_a_waiting_install_says_so_and_times_out(
         assert "still holds the lock" in result.stderr and "--lock-timeout" in result.stderr
         assert "Traceback" not in result.stderr
         assert took < 30  # gave up at the timeout, not when the holder finished
+        quiet = gpuenv("install", str(lockfile), "--name", "lab", "-q", "--lock-timeout", "0.5")
+        assert quiet.returncode == 1 and "waiting for another gpuenv install" in quiet.stderr
         via_env = gpuenv(
             "install", str(lockfile), "--name", "lab", env={"GPUENV_LOCK_TIMEOUT": "0"}
         )

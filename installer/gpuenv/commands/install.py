@@ -71,6 +71,7 @@ def install_command(
         smoke=not no_smoke_test,
         say=report.say,
         lock_timeout=lock_timeout,
+        notice=lambda line: click.echo(line, err=True),  # even with -q: never wait silently
     )
     stack = ", ".join(f"{n} {f.version} [{f.variant}]" for n, f in locked.plan.frameworks.items())
     click.echo(f"installed {stack} (Python {locked.python}, {result.backend}) at {result.link}")

@@ -76,12 +76,16 @@ def install(
     smoke: bool = True,
     say: Say = lambda _: None,
     lock_timeout: Optional[float] = None,
+    notice: Optional[Say] = None,
 ) -> InstallResult:
-    """The transaction: check, take the lock, build aside, mark complete, swap, retire."""
+    """The transaction: check, take the lock, build aside, mark complete, swap, retire.
+
+    `say` reports progress; `notice` (default: `say`) says that this install waits for another.
+    """
     check_platform(locked)
     check_location(location)
     timeout = timeout_from_env() if lock_timeout is None else lock_timeout
-    waiting = _waiting_notice(location, timeout, say)
+    waiting = _waiting_notice(location, timeout, notice or say)
     try:
         with exclusive(location.lock_path, timeout=timeout, on_wait=waiting, what=location.name):
             current = up_to_date(locked.content_sha256, location)  # another install may have won
