@@ -21,6 +21,7 @@ _EXITS = {
     "TargetPlatformError": USAGE_EXIT,
     "LockfileError": USAGE_EXIT,
     "EnvironmentNotFound": USAGE_EXIT,
+    "StoreInputError": USAGE_EXIT,
     "ResolveError": INFEASIBLE_EXIT,
     "UnsatisfiableError": INFEASIBLE_EXIT,
     "RecipeError": DATA_EXIT,

@@ -6,15 +6,22 @@ did (`<store>/.setup/<name>.json`), so a second run with nothing changed is a qu
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import json
+import os
+import re
+import secrets
 import subprocess
+import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
+from gpuenv.envs.errors import InstallError
 from gpuenv.envs.store import store_root
 from gpuenv.indexes import IndexConfig
 from gpuenv.lab import Lab, LabError, lab_class_plan, with_packages
@@ -83,10 +90,77 @@ def read_state(name: str) -> dict[str, Any]:
 
 def write_state(name: str, data: dict[str, Any]) -> None:
     path = state_path(name)
-    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+        tmp.replace(path)
+    except OSError as exc:
+        raise SetupRecordError(
+            f"could not record setup's state in {path} ({exc.strerror}): free space or make it"
+            " writable; the environment itself is installed"
+        ) from exc
+
+
+class SetupRecordError(InstallError):
+    """Setup could not write what it records (its state, the lockfile): exit 1."""
+
+
+def pending_lockfile(final: Path) -> Path:
+    """Where setup writes a new lockfile until its environment is live: beside `final` (so
+    moving it into place is one rename), under a name no other run uses. Those a killed setup
+    left are removed first."""
+    remove_stale_pending(final)
+    return final.with_name(f".{final.name}.{os.getpid()}-{secrets.token_hex(4)}.pending")
+
+
+_STALE_AFTER = 24 * 3600.0  # where a pid cannot be checked (Windows): older than a day
+
+
+def remove_stale_pending(final: Path) -> list[Path]:
+    """Pending lockfiles of `final` whose setup is gone (killed): a regular file, named as
+    pending_lockfile names them, whose pid no longer runs."""
+    pattern = re.compile(re.escape(f".{final.name}.") + r"(\d+)-[0-9a-f]{8}\.pending")
+    removed = []
+    with contextlib.suppress(OSError):
+        for entry in os.scandir(final.parent):
+            found = pattern.fullmatch(entry.name)
+            if found is None or not entry.is_file(follow_symlinks=False):
+                continue
+            if _still_running(int(found.group(1)), entry.stat(follow_symlinks=False).st_mtime):
+                continue
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
+                removed.append(Path(entry.path))
+    return removed
+
+
+def _still_running(pid: int, mtime: float) -> bool:
+    if sys.platform == "win32":  # os.kill would end the process there
+        return time.time() - mtime < _STALE_AFTER
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, but not ours to signal
+    return True
+
+
+def promote_lockfile(pending: Path, final: Path) -> None:
+    """The environment built from `pending` is live: from now on it is the recorded lockfile."""
+    try:
+        os.replace(pending, final)
+    except OSError as exc:
+        raise SetupRecordError(
+            f"the environment is installed, but its lockfile could not be moved to {final}"
+            f" ({exc.strerror}); it is at {pending}"
+        ) from exc
+
+
+def discard_pending(pending: Path) -> None:
+    with contextlib.suppress(OSError):
+        pending.unlink()
 
 
 def plan_setup(

@@ -184,8 +184,10 @@ def test_prefix_that_is_not_an_environment_is_left_alone(
     assert (precious / "data.txt").read_text() == "keep me"
 
 
-@pytest.mark.parametrize("name", ["../escape", "", "a b"])
+@pytest.mark.parametrize("name", ["../escape", "", "a b", "lab\n", "a/b", "..", ".", "NUL"])
 def test_bad_environment_names(name: str, install_repos: InstallRepos, tmp_path: Path) -> None:
     lockfile = make_lock(install_repos, tmp_path / "a.lock.yml", jax_plan())
     result = gpuenv("install", str(lockfile), "--name", name)
-    assert result.returncode == 1 and "environment name" in result.stderr
+    assert result.returncode == 2 and "environment name" in result.stderr  # bad input
+    assert "Traceback" not in result.stderr
+    assert not (tmp_path / "home" / "envs").exists()  # refused before any folder is made

@@ -20,14 +20,24 @@ _MARK = {"ok": "ok  ", "warn": "warn", "problem": "FAIL"}
 def gather_environments(verify: bool, timeout: float) -> list[EnvironmentInput]:
     """Every environment in gpuenv's store; verified inside itself unless `verify` is False."""
     from gpuenv.doctor import EnvironmentInput
-    from gpuenv.envs.store import list_environments
+    from gpuenv.envs.store import scan_store
 
+    scan = scan_store(sizes=False)
     out = []
-    for env in list_environments():
+    for env in scan.envs:
         report, error = None, None
         if verify:
             report, error = _verify(env.path, env.metadata, timeout)
         out.append(EnvironmentInput(env.name, env.path, env.metadata, report, error))
+    for entry in scan.broken:  # reported, never read further: the others are still checked
+        fix = (
+            f"reinstall it (`gpuenv install LOCKFILE --name {entry.name}`), or remove it"
+            f" (`gpuenv envs remove {entry.name}`)"
+            if entry.made_by_gpuenv
+            else "gpuenv did not make it and leaves it alone: move or remove it yourself if it"
+            " does not belong in the store"
+        )
+        out.append(EnvironmentInput(entry.name, entry.path, {}, broken=entry.reason, fix=fix))
     return out
 
 
@@ -73,6 +83,9 @@ def render(diagnosis: Diagnosis) -> str:
         f"Environments ({len(envs)})" if envs else "Environments: none yet (`gpuenv setup`)"
     )
     for e in envs:
+        if any(f.code == "broken-entry" for f in e.findings):
+            lines.append(f"  {e.name}: BROKEN (see Problems)")
+            continue
         stack = ", ".join(f"{k} {v}" for k, v in e.stack.items()) or "-"
         checked = "" if e.verified else " (not verified)"
         lines.append(f"  {e.name}: {stack}, Python {e.python or '?'}")

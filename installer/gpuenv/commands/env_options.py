@@ -1,4 +1,4 @@
-"""--name / --prefix: which environment a command works on."""
+"""--name / --prefix: which environment a command works on; --lock-timeout: how long to wait."""
 
 from __future__ import annotations
 
@@ -26,11 +26,23 @@ def env_options(func: F) -> F:
     )(func)
 
 
+def lock_timeout_option(func: F) -> F:
+    return click.option(
+        "--lock-timeout",
+        type=click.FloatRange(min=0),
+        metavar="SECONDS",
+        help="Give up (exit 1) after waiting this long for another gpuenv install of the same"
+        " environment (default: GPUENV_LOCK_TIMEOUT, else wait until it finishes).",
+    )(func)
+
+
 def location(name: Optional[str], prefix: Optional[Path]) -> Any:
+    """The EnvLocation; a bad name or --prefix is a usage error (exit 2), raised before any
+    folder is made."""
     from gpuenv.envs.store import EnvLocation
 
-    if name and prefix:
+    if name is not None and prefix is not None:
         raise click.UsageError("--name and --prefix exclude each other")
-    if prefix:
+    if prefix is not None:
         return EnvLocation.prefix(prefix)
     return EnvLocation.named(DEFAULT_NAME if name is None else name)

@@ -1,63 +1,102 @@
-"""`gpuenv envs`: the environments gpuenv installed, and removing one."""
+"""`gpuenv envs`: the environments gpuenv installed, what in the store is broken or left over,
+removing one, and cleaning up leftovers."""
 
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import click
+
+_SHOWN = ("stack", "python", "lockfile", "lockfile_sha256", "accelerator", "backend")
 
 
 @click.group("envs", invoke_without_command=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
 @click.pass_context
 def envs_command(ctx: click.Context, as_json: bool) -> None:
-    """List environments (name, stack, lockfile hash, Python, size); `envs remove NAME` deletes one."""
+    """List environments (name, stack, lockfile hash, Python, size), broken store entries and
+    leftover version folders; `envs remove NAME` deletes one, `envs clean` the leftovers."""
     if ctx.invoked_subcommand is not None:
         return
-    from gpuenv.envs.store import list_environments
+    from gpuenv.envs.store import scan_store
 
-    envs = list_environments()
+    scan = scan_store()
     if as_json:
-        click.echo(
-            json.dumps(
-                [
-                    {
-                        "name": e.name,
-                        "path": str(e.path),
-                        "size": e.size,
-                        **{
-                            k: e.metadata.get(k)
-                            for k in (
-                                "stack",
-                                "python",
-                                "lockfile",
-                                "lockfile_sha256",
-                                "accelerator",
-                                "backend",
-                            )
-                        },
-                    }
-                    for e in envs
-                ],
-                indent=2,
-            )
-        )
+        click.echo(json.dumps(_as_json(scan), indent=2))
         return
-    if not envs:
-        click.echo("no environments yet: `gpuenv install LOCKFILE --name NAME`")
-        return
-    for e in envs:
+    if not scan.envs:
+        none = "no working environments" if scan.broken else "no environments yet"
+        click.echo(f"{none}: `gpuenv install LOCKFILE --name NAME`")
+    for e in scan.envs:
         stack = ", ".join(f"{k} {v}" for k, v in (e.metadata.get("stack") or {}).items())
         click.echo(
             f"{e.name:<16} {stack or '-':<40} py{e.metadata.get('python')}  "
             f"{str(e.metadata.get('lockfile_sha256', ''))[:12]}  {e.size / 1e6:8.1f} MB  {e.path}"
         )
+    for b in scan.broken:
+        click.echo(f"{b.name:<16} BROKEN: {b.reason}  ({b.path})")
+    for left in scan.leftovers:
+        click.echo(
+            f"{'(leftover)':<16} {left.reason} of {left.env}  {left.size / 1e6:8.1f} MB  {left.path}"
+        )
+    if scan.leftovers:
+        click.echo("remove the leftovers with `gpuenv envs clean`")
+
+
+def _as_json(scan: Any) -> list[dict[str, Any]]:
+    """One list: working environments ("status": "ok"), then broken entries and leftovers."""
+    return [
+        *(
+            {
+                "name": e.name,
+                "status": "ok",
+                "path": str(e.path),
+                "size": e.size,
+                **{k: e.metadata.get(k) for k in _SHOWN},
+            }
+            for e in scan.envs
+        ),
+        *(
+            {"name": b.name, "status": "broken", "path": str(b.path), "reason": b.reason}
+            for b in scan.broken
+        ),
+        *(
+            {
+                "name": x.env,
+                "status": "leftover",
+                "path": str(x.path),
+                "reason": x.reason,
+                "size": x.size,
+            }
+            for x in scan.leftovers
+        ),
+    ]
 
 
 @envs_command.command("remove")
 @click.argument("name")
 def remove_command(name: str) -> None:
+    """Remove environment NAME: the link gpuenv made and the folders it built for it. Anything
+    gpuenv did not make (an alias, a link elsewhere, a folder) is left alone."""
     from gpuenv.envs.store import EnvLocation, remove_environment
 
     removed = remove_environment(EnvLocation.named(name))
     click.echo(f"removed {name} ({removed})")
+
+
+@envs_command.command("clean")
+def clean_command() -> None:
+    """Remove leftover version folders (unfinished builds, replaced versions) from the store."""
+    from gpuenv.envs.store import remove_leftover, scan_store
+
+    scan = scan_store(sizes=False)
+    for left in scan.leftovers:
+        if remove_leftover(left):
+            click.echo(f"removed {left.reason} of {left.env}: {left.path}")
+        else:
+            click.echo(f"kept {left.path}: an install of {left.env} is running", err=True)
+    if not scan.leftovers:
+        click.echo("nothing to clean")
+    for b in scan.broken:
+        click.echo(f"not touched: {b.path} ({b.reason})", err=True)

@@ -8,7 +8,7 @@ from typing import Optional
 
 import click
 
-from gpuenv.commands.env_options import env_options, location
+from gpuenv.commands.env_options import env_options, location, lock_timeout_option
 from gpuenv.commands.progress import Reporter
 
 
@@ -25,6 +25,7 @@ from gpuenv.commands.progress import Reporter
 @click.option(
     "--no-smoke-test", is_flag=True, help="Do not import the frameworks before switching."
 )
+@lock_timeout_option
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors and the final line.")
 def install_command(
     lockfile: Path,
@@ -33,12 +34,13 @@ def install_command(
     offline: bool,
     wheelhouse: Optional[Path],
     no_smoke_test: bool,
+    lock_timeout: Optional[float],
     quiet: bool,
 ) -> None:
     """Install LOCKFILE into an isolated environment, atomically; a no-op if it is already there."""
     from gpuenv.cache import cache_dir
     from gpuenv.envs.artifacts import artifacts_of, gather
-    from gpuenv.envs.transaction import check_platform, install, up_to_date
+    from gpuenv.envs.transaction import check_location, check_platform, install, up_to_date
     from gpuenv.indexes import user_index_config
     from gpuenv.lock.pypi import find_uv
     from gpuenv.lock.read import parse_lockfile, read_lockfile_bytes
@@ -46,6 +48,7 @@ def install_command(
     if offline and wheelhouse is None:
         raise click.UsageError("--offline needs --from DIR (a folder filled by `gpuenv fetch`)")
     where = location(name, prefix)
+    check_location(where)  # before anything is downloaded or a folder made
     raw = read_lockfile_bytes(lockfile)  # bounded: a pipe or /dev/zero is refused, not read
     if up_to_date(hashlib.sha256(raw).hexdigest(), where):
         click.echo(f"{where.link} is already installed from {lockfile.name}: nothing to do")
@@ -61,7 +64,16 @@ def install_command(
         progress=report.progress,
     )
     report.done_downloading()
-    result = install(locked, where, files, uv=find_uv(), smoke=not no_smoke_test, say=report.say)
+    result = install(
+        locked,
+        where,
+        files,
+        uv=find_uv(),
+        smoke=not no_smoke_test,
+        say=report.say,
+        lock_timeout=lock_timeout,
+        notice=lambda line: click.echo(line, err=True),  # even with -q: never wait silently
+    )
     stack = ", ".join(f"{n} {f.version} [{f.variant}]" for n, f in locked.plan.frameworks.items())
     click.echo(f"installed {stack} (Python {locked.python}, {result.backend}) at {result.link}")
     click.echo(f"  run it:   {result.link / result.python.relative_to(result.env_dir)}")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import hashlib
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Optional
 
@@ -55,7 +55,17 @@ def setup_command(
     from gpuenv.lock.lockfile import read_lockfile
     from gpuenv.lock.pypi import find_uv
     from gpuenv.recipes import load_knowledge_base
-    from gpuenv.setup import SetupOptions, inputs_hash, now, plan_setup, read_state, write_state
+    from gpuenv.setup import (
+        SetupOptions,
+        discard_pending,
+        inputs_hash,
+        now,
+        pending_lockfile,
+        plan_setup,
+        promote_lockfile,
+        read_state,
+        write_state,
+    )
     from gpuenv.verify import Expectations, verify_environment
 
     report = Reporter(quiet=quiet)
@@ -98,18 +108,27 @@ def setup_command(
         )
         return
 
-    if not chosen.lockfile_exists:
-        report.say(f"locking -> {chosen.lockfile}")
-        lock_plan(
-            chosen.plan,
-            LockOptions(output=chosen.lockfile, portable=lab is not None, indexes=indexes),
+    # A new lockfile is written aside and becomes the recorded one only once its environment
+    # is live: an interrupted setup leaves the old environment with its own lockfile.
+    pending = None if chosen.lockfile_exists else pending_lockfile(chosen.lockfile)
+    try:
+        if pending is not None:
+            report.say(f"locking -> {chosen.lockfile}")
+            lock_plan(
+                chosen.plan,
+                LockOptions(output=pending, portable=lab is not None, indexes=indexes),
+            )
+        locked = replace(read_lockfile(pending or chosen.lockfile), path=chosen.lockfile)
+        files = gather(
+            artifacts_of(locked), cache=cache_dir(), indexes=indexes, progress=report.progress
         )
-    locked = read_lockfile(chosen.lockfile)
-    files = gather(
-        artifacts_of(locked), cache=cache_dir(), indexes=indexes, progress=report.progress
-    )
-    report.done_downloading()
-    result = install(locked, location, files, uv=find_uv(), say=report.say)
+        report.done_downloading()
+        result = install(locked, location, files, uv=find_uv(), say=report.say)
+        if pending is not None:
+            promote_lockfile(pending, chosen.lockfile)
+    finally:
+        if pending is not None:
+            discard_pending(pending)
     report.say("verifying inside the environment")
     verdict = verify_environment(interpreter(result.env_dir), Expectations.from_plan(locked.plan))
     if not quiet:
@@ -120,7 +139,7 @@ def setup_command(
         {
             "inputs_hash": digest,
             "lockfile": str(chosen.lockfile),
-            "lockfile_sha256": hashlib.sha256(chosen.lockfile.read_bytes()).hexdigest(),
+            "lockfile_sha256": locked.content_sha256,
             "stack": stack,
             "verified": verdict.ok,
             "verified_at": now(),

@@ -25,6 +25,22 @@ def load_expectations(path: Path) -> Expectations:
         ) from exc
 
 
+def stored_expectations(env_dir: Path) -> Expectations:
+    """The plan an environment was installed from; its metadata is untrusted, so a corrupt one
+    is a clear error (exit 2), not a traceback."""
+    from gpuenv.envs.store import read_metadata
+    from gpuenv.resolve.plan import Plan
+
+    metadata = read_metadata(env_dir)  # CorruptEnvironment says what is wrong
+    try:
+        return Expectations.from_plan(Plan.from_json(dict(metadata["plan"])))
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise click.UsageError(
+            f"{env_dir}: its metadata has no readable plan ({type(exc).__name__}: {exc});"
+            " reinstall it, or pass --expect-json FILE"
+        ) from exc
+
+
 def run_verify(
     python: Path, expectations: Optional[Expectations], as_json: bool, timeout: float
 ) -> int:
@@ -87,8 +103,7 @@ def verify(
     """
     expectations = load_expectations(expect_json) if expect_json else None
     if python is None:
-        from gpuenv.envs.store import interpreter, read_metadata
-        from gpuenv.resolve.plan import Plan
+        from gpuenv.envs.store import interpreter
 
         where = location(name, prefix)
         env_dir = where.current()
@@ -97,7 +112,7 @@ def verify(
                 f"no gpuenv environment at {where.link}: install one (`gpuenv install LOCKFILE`)"
                 " or pass --python PATH"
             )
+        if expectations is None:  # first: a corrupt entry says so, not "no interpreter"
+            expectations = stored_expectations(env_dir)
         python = interpreter(env_dir)
-        if expectations is None:
-            expectations = Expectations.from_plan(Plan.from_json(read_metadata(env_dir)["plan"]))
     ctx.exit(run_verify(python, expectations, as_json, timeout))

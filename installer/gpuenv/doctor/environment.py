@@ -38,6 +38,8 @@ class EnvironmentInput:
     metadata: dict[str, Any]
     report: Optional[Report] = None
     verify_error: Optional[str] = None  # verify could not run (no interpreter, ...)
+    broken: Optional[str] = None  # a store entry that is not a working environment: why
+    fix: Optional[str] = None  # for a broken entry: what to do about it
 
 
 def environment_findings(
@@ -48,9 +50,18 @@ def environment_findings(
     def add(severity: str, code: str, what: str, why: Any = (), fix: Any = ()) -> None:
         found.append(Finding(severity, code, what, tuple(why), tuple(fix), env.name))
 
+    if env.broken is not None:
+        add(
+            PROBLEM,
+            "broken-entry",
+            f"{env.path} is not a working gpuenv environment",
+            [env.broken],
+            [env.fix or f"reinstall it (`gpuenv install LOCKFILE --name {env.name}`)"],
+        )
+        return found
     try:
         plan = Plan.from_json(dict(env.metadata["plan"]))
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
         add(
             WARN,
             "no-plan",

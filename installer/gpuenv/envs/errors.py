@@ -13,3 +13,15 @@ class HashMismatchError(InstallError):
 
 class EnvironmentNotFound(InstallError):
     pass
+
+
+class CorruptEnvironment(EnvironmentNotFound):
+    """A store entry whose metadata is missing, unreadable or of the wrong shape."""
+
+
+class StoreInputError(InstallError):
+    """What the user gave cannot be used (a bad name, a foreign link, a bad setting): exit 2."""
+
+
+class LockTimeout(InstallError):
+    """Another gpuenv process held the environment's lock for longer than the timeout."""

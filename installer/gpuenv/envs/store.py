@@ -5,6 +5,11 @@ where `<h>` names the lockfile it was built from. Replacing an environment is bu
 folder, then swapping the link in one atomic rename (transaction.py). Environments are not
 relocatable (scripts name their interpreter by absolute path), so a folder is built where it
 will stay. `--prefix DIR` works the same way with DIR as the link.
+
+Everything on disk is untrusted (another process, a crash or a person may have written it): a
+link counts as an environment only when it is one gpuenv made (it points, by its own text, at a
+version folder of its name), metadata is checked for shape before use, and removal goes through
+gpuenv.envs.fs, which never follows a link nor leaves the store.
 """
 
 from __future__ import annotations
@@ -13,17 +18,24 @@ import contextlib
 import json
 import os
 import re
-import shutil
-import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from gpuenv.envs.errors import EnvironmentNotFound, InstallError
+from gpuenv.envs import fs
+from gpuenv.envs.errors import CorruptEnvironment, EnvironmentNotFound, StoreInputError
 
 HOME_ENV = "GPUENV_HOME"
 METADATA = "gpuenv-env.json"
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+VERSIONS = ".versions"
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+_HASH12 = re.compile(r"[0-9a-f]{12}")
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+# names Windows reserves for devices, whatever the extension
+_WINDOWS_DEVICES = {"con", "prn", "aux", "nul"} | {
+    f"{p}{i}" for p in ("com", "lpt") for i in range(10)
+}
+_MAX_METADATA = 4 * 1024 * 1024
 
 
 def store_root() -> Path:
@@ -33,6 +45,22 @@ def store_root() -> Path:
     from platformdirs import user_data_dir
 
     return Path(user_data_dir("gpuenv", appauthor=False)) / "envs"
+
+
+def name_problem(name: str) -> Optional[str]:
+    """Why `name` cannot name an environment, or None: a plain file name only."""
+    if not _NAME.fullmatch(name):
+        return "use letters, digits, '.', '_' and '-', starting with a letter or digit (at most 64)"
+    if name.split(".")[0].lower() in _WINDOWS_DEVICES:
+        return "it is a device name on Windows"
+    return None
+
+
+def check_name(name: str) -> str:
+    problem = name_problem(name)
+    if problem:
+        raise StoreInputError(f"environment name {name!r}: {problem}")
+    return name
 
 
 @dataclass(frozen=True)
@@ -45,39 +73,133 @@ class EnvLocation:
 
     @classmethod
     def named(cls, name: str) -> EnvLocation:
-        if not _NAME.match(name):
-            raise InstallError(
-                f"environment name {name!r}: use letters, digits, '.', '_' and '-' (at most 64)"
-            )
+        check_name(name)
         root = store_root()
-        return cls(link=root / name, versions=root / ".versions", name=name)
+        return cls(link=root / name, versions=root / VERSIONS, name=name)
 
     @classmethod
     def prefix(cls, path: Path) -> EnvLocation:
+        """DIR itself is the link; its parent folder is taken with its links resolved, so the
+        link and its versions folder sit side by side on the same real folder."""
         path = Path(os.path.abspath(path))
+        if not path.name or path.name in (".", ".."):
+            raise StoreInputError(f"--prefix {path}: name a folder to create, not a root")
+        path = Path(os.path.realpath(path.parent)) / path.name
         return cls(link=path, versions=path.parent / f".{path.name}.gpuenv", name=path.name)
+
+    @property
+    def root(self) -> Path:
+        """The folder gpuenv owns here (the store, or a --prefix's parent): removal stays
+        inside it and follows no link below it."""
+        return self.link.parent
 
     def version_dir(self, lock_hash: str) -> Path:
         return self.versions / f"{self.name}-{lock_hash[:12]}"
+
+    def is_version_name(self, folder: str) -> bool:
+        """`<name>-<12 hex>`: a version folder of this environment (and of no other)."""
+        head, sep, tail = folder.rpartition("-")
+        return bool(sep) and head == self.name and bool(_HASH12.fullmatch(tail))
 
     @property
     def lock_path(self) -> Path:
         return self.versions / f"{self.name}.lock"
 
-    def current(self) -> Optional[Path]:
-        """The folder the link points to, if the environment exists and is complete."""
-        if not self.link.is_symlink() and not self.link.exists():
+    def own_target(self) -> Optional[Path]:
+        """Where the link points, only if gpuenv made it: by its own text it names a version
+        folder of this environment, `<versions>/<name>-<h>` (which may be gone). An alias, a
+        link elsewhere or a plain folder gives None."""
+        target = fs.link_target(self.link)
+        if target is None or not self.is_version_name(target.name):
             return None
-        target = self.link.resolve()
-        return target if (target / METADATA).is_file() else None
+        if os.path.realpath(target.parent) != os.path.realpath(self.versions):
+            return None
+        return self.versions / target.name
+
+    def linked_version(self) -> Optional[Path]:
+        """The version folder gpuenv's link points at, when it is there (a real folder)."""
+        target = self.own_target()
+        return target if target is not None and fs.is_real_dir(target) else None
+
+    def current(self) -> Optional[Path]:
+        """The version folder of a complete environment here (its metadata is written last)."""
+        target = self.linked_version()
+        if target is None:
+            return None
+        meta = target / METADATA
+        return target if meta.is_file() and not meta.is_symlink() else None
+
+    def install_refusal(self) -> Optional[str]:
+        """Why an install must not go here (something gpuenv did not make is at the link's path,
+        or a --prefix inside the store), or None."""
+        if self.versions != store_root() / VERSIONS and (
+            fs.is_inside(self.link, store_root()) or fs.is_inside(store_root(), self.link)
+        ):
+            return f"--prefix {self.link} is inside gpuenv's store; use --name NAME there"
+        if fs.is_link(self.versions):
+            return f"{self.versions} is a link; gpuenv builds environments only in a real folder"
+        if fs.lexists(self.link) and self.own_target() is None:
+            return (
+                f"{self.link} exists and is not a gpuenv environment ({_why_not_ours(self)});"
+                " gpuenv leaves it alone: choose another --prefix or --name"
+            )
+        return None
+
+
+# -- metadata: written by gpuenv, read as untrusted input ------------------------------------
+
+_TYPES: dict[str, tuple[type, ...]] = {
+    "name": (str,),
+    "lockfile": (str,),
+    "lockfile_sha256": (str,),
+    "inputs_hash": (str, type(None)),
+    "platform": (str,),
+    "python": (str,),
+    "backend": (str,),
+    "accelerator": (str,),
+    "stack": (dict,),
+    "plan": (dict,),
+    "installed_at": (str,),
+}
+
+
+def metadata_problem(data: Any) -> Optional[str]:
+    """What is wrong with an environment's metadata, or None when every known field has its type."""
+    if not isinstance(data, dict):
+        return f"its {METADATA} is a JSON {type(data).__name__}, not an object"
+    for key, types in _TYPES.items():
+        if key in data and not isinstance(data[key], types):
+            return f"{METADATA}: {key!r} is a {type(data[key]).__name__}"
+    stack = data.get("stack", {})
+    if not all(isinstance(k, str) and isinstance(v, str) for k, v in stack.items()):
+        return f"{METADATA}: 'stack' must map names to version strings"
+    sha = data.get("lockfile_sha256")
+    if sha is not None and not _SHA256.fullmatch(sha):
+        return f"{METADATA}: 'lockfile_sha256' is not a sha256"
+    return None
 
 
 def read_metadata(env_dir: Path) -> dict[str, Any]:
+    """An environment's metadata, checked for shape; CorruptEnvironment says what is wrong."""
+    path = env_dir / METADATA
     try:
-        data: dict[str, Any] = json.loads((env_dir / METADATA).read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise EnvironmentNotFound(f"{env_dir} is not a gpuenv environment ({exc})") from exc
-    return data
+        if path.is_symlink() or not path.is_file():
+            raise CorruptEnvironment(f"{env_dir} is not a gpuenv environment (no {METADATA})")
+        with open(path, "rb") as f:
+            raw = f.read(_MAX_METADATA + 1)
+    except OSError as exc:
+        raise CorruptEnvironment(f"{env_dir}: cannot read {METADATA} ({exc.strerror})") from exc
+    if len(raw) > _MAX_METADATA:
+        raise CorruptEnvironment(f"{env_dir}: {METADATA} is larger than any gpuenv writes")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except ValueError as exc:
+        raise CorruptEnvironment(f"{env_dir}: {METADATA} is not JSON ({exc})") from exc
+    problem = metadata_problem(data)
+    if problem:
+        raise CorruptEnvironment(f"{env_dir}: {problem}")
+    checked: dict[str, Any] = data
+    return checked
 
 
 def write_metadata(env_dir: Path, data: dict[str, Any]) -> None:
@@ -98,11 +220,14 @@ def interpreter(env_dir: Path) -> Path:
 
 def folder_size(path: Path) -> int:
     total = 0
-    for root, _dirs, files in os.walk(path):
+    for root, _dirs, files in os.walk(path):  # os.walk does not descend into links
         for name in files:
             with contextlib.suppress(OSError):
                 total += os.lstat(os.path.join(root, name)).st_size
     return total
+
+
+# -- the store as a whole: environments, broken entries, leftovers ---------------------------
 
 
 @dataclass(frozen=True)
@@ -113,31 +238,189 @@ class EnvSummary:
     size: int
 
 
-def list_environments() -> list[EnvSummary]:
-    root = store_root()
-    if not root.is_dir():
+@dataclass(frozen=True)
+class BrokenEntry:
+    """Something in the store that is not a working environment, and why."""
+
+    name: str
+    path: Path
+    reason: str
+    made_by_gpuenv: bool  # a link gpuenv made (reinstall or remove it); else leave it be
+
+
+@dataclass(frozen=True)
+class Leftover:
+    """A version folder no environment links to: an unfinished build or a replaced version."""
+
+    path: Path
+    env: str
+    reason: str
+    size: int
+
+
+@dataclass(frozen=True)
+class StoreScan:
+    envs: list[EnvSummary] = field(default_factory=list)
+    broken: list[BrokenEntry] = field(default_factory=list)
+    leftovers: list[Leftover] = field(default_factory=list)
+
+
+def _entries(folder: Path) -> list[os.DirEntry[str]]:
+    try:
+        with os.scandir(folder) as it:
+            return sorted(it, key=lambda e: e.name)
+    except OSError:
         return []
+
+
+def scan_store(sizes: bool = True) -> StoreScan:
+    """Every entry of the store, each judged on its own: one corrupt entry hides no other."""
+    root = store_root()
+    scan = StoreScan()
+    linked: set[str] = set()
+    for entry in _entries(root):
+        if entry.name.startswith("."):
+            continue
+        path = root / entry.name
+        problem = name_problem(entry.name)
+        if problem:
+            scan.broken.append(
+                BrokenEntry(entry.name, path, f"not an environment name ({problem})", False)
+            )
+            continue
+        location = EnvLocation.named(entry.name)
+        target = location.linked_version()
+        if target is None:
+            ours = location.own_target() is not None  # a link gpuenv made, now dangling
+            scan.broken.append(BrokenEntry(entry.name, path, _why_not_ours(location), ours))
+            continue
+        linked.add(target.name)
+        try:
+            metadata = read_metadata(target)
+        except CorruptEnvironment as exc:
+            scan.broken.append(BrokenEntry(entry.name, path, str(exc), True))
+            continue
+        scan.envs.append(
+            EnvSummary(entry.name, path, metadata, folder_size(target) if sizes else 0)
+        )
+    scan.leftovers.extend(_leftovers(root / VERSIONS, linked, sizes))
+    return scan
+
+
+def list_environments() -> list[EnvSummary]:
+    """The working environments of the store (scan_store also tells the broken ones)."""
+    return scan_store().envs
+
+
+def _why_not_ours(location: EnvLocation) -> str:
+    link = location.link
+    target = fs.link_target(link)
+    if target is not None:
+        if location.is_version_name(target.name) and not fs.lexists(target):
+            return f"a dangling link to {target} (its version folder is gone)"
+        return f"a link to {target} that gpuenv did not make (an alias or a link elsewhere)"
+    if fs.is_link(link):
+        return "a link gpuenv cannot read"
+    if fs.is_real_dir(link):
+        return "a folder, not a link gpuenv made"
+    return "a stray file, not an environment"
+
+
+def _leftovers(versions: Path, linked: set[str], sizes: bool) -> list[Leftover]:
     out = []
-    for link in sorted(root.iterdir()):
-        if link.name.startswith("."):
+    for entry in _entries(versions):
+        env, _, tail = entry.name.rpartition("-")
+        if entry.name in linked or not (env and _HASH12.fullmatch(tail)) or name_problem(env):
             continue
-        location = EnvLocation.named(link.name)
-        current = location.current()
-        if current is None:
+        path = versions / entry.name
+        if not fs.is_real_dir(path):
             continue
-        out.append(EnvSummary(link.name, link, read_metadata(current), folder_size(current)))
+        complete = (path / METADATA).is_file()
+        reason = "a replaced version (unlinked)" if complete else "an unfinished build"
+        out.append(Leftover(path, env, reason, folder_size(path) if sizes else 0))
     return out
 
 
+def leftovers_of(location: EnvLocation) -> list[Path]:
+    """This environment's version folders its link does not point at (hold its lock)."""
+    live = location.linked_version()
+    return [
+        location.versions / e.name
+        for e in _entries(location.versions)
+        if location.is_version_name(e.name)
+        and (live is None or e.name != live.name)
+        and fs.is_real_dir(location.versions / e.name)
+    ]
+
+
+# -- removal ----------------------------------------------------------------------------------
+
+
 def remove_environment(location: EnvLocation) -> Path:
-    current = location.current()
-    if current is None:
-        raise EnvironmentNotFound(f"no gpuenv environment at {location.link}")
-    location.link.unlink() if location.link.is_symlink() else _remove_link_dir(location.link)
-    shutil.rmtree(current, ignore_errors=True)
-    return current
+    """Remove a named environment: its link and the folders gpuenv built for it.
+
+    Only a link gpuenv made is removed, never what an alias or a foreign link points to; the
+    folders removed are real folders inside the store (gpuenv.envs.fs).
+    """
+    link = location.link
+    if not fs.lexists(link):
+        raise EnvironmentNotFound(f"no gpuenv environment at {link}")
+    if location.own_target() is None:  # refused before anything, even a lock file, is made
+        raise StoreInputError(_not_ours_message(location))
+    try:
+        return _remove_locked(location)
+    except OSError as exc:
+        raise fs.removal_error(exc, str(link)) from exc
 
 
-def _remove_link_dir(path: Path) -> None:
-    # a Windows junction reads as a directory; rmdir removes the junction, not its target
-    os.rmdir(path) if sys.platform == "win32" else shutil.rmtree(path)
+def _remove_locked(location: EnvLocation) -> Path:
+    from gpuenv.envs.filelock import exclusive, timeout_from_env
+
+    link = location.link
+    with exclusive(location.lock_path, timeout=timeout_from_env(), what=location.name):
+        target = location.linked_version()
+        if target is None and remove_dangling_link(location):
+            return link
+        if target is None:
+            raise StoreInputError(_not_ours_message(location))
+        folders = [target, *leftovers_of(location)]
+        for folder in folders:  # every check before the first change
+            fs.check_removable(folder, location.root)
+        fs.remove_link(link)
+        for folder in folders:
+            fs.remove_tree(folder, location.root)
+    return target
+
+
+def _not_ours_message(location: EnvLocation) -> str:
+    return (
+        f"{location.link} is {_why_not_ours(location)}; gpuenv removes only what it made, so it"
+        " leaves this alone (remove it yourself if you mean to)"
+    )
+
+
+def remove_leftover(leftover: Leftover) -> bool:
+    """Remove one leftover version folder, unless an install of its environment is running."""
+    from gpuenv.envs.errors import LockTimeout
+    from gpuenv.envs.filelock import exclusive
+
+    location = EnvLocation.named(leftover.env)
+    try:
+        with exclusive(location.lock_path, timeout=0, what=location.name):
+            if leftover.path in leftovers_of(location):  # still one, now that we hold the lock
+                fs.remove_tree(leftover.path, location.root)
+                return True
+    except LockTimeout:
+        return False
+    except OSError as exc:
+        raise fs.removal_error(exc, str(leftover.path)) from exc
+    return False
+
+
+def remove_dangling_link(location: EnvLocation) -> bool:
+    """A link gpuenv made whose version folder is gone: remove the link (nothing else)."""
+    target = location.own_target()
+    if target is None or fs.lexists(target):
+        return False
+    fs.remove_link(location.link)
+    return True

@@ -1,28 +1,37 @@
 """Install a locked environment: fetch and check everything, build beside the old environment,
 smoke-test, then swap the link in one atomic rename. The core only orders the steps; where the
-files come from (artifacts) and how the folder is filled (backends) live elsewhere.
+files come from (artifacts), how the folder is filled (backends) and how gpuenv's folders are
+changed without following a link or leaving them (fs, store) live elsewhere.
 
 Killed at any moment, the old environment still works: until the swap its link is untouched, and
-a half-built folder has no metadata, so the next run removes and rebuilds it.
+a half-built folder has no metadata. Whatever a kill leaves (an unfinished build, or a replaced
+version not yet deleted) is a leftover: the next install of the environment removes it, and
+`gpuenv envs clean` removes any.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import os
 import platform as host
-import shutil
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
 
-from gpuenv.envs import backends, windows
+from gpuenv.envs import backends, fs, windows
 from gpuenv.envs.artifacts import LocalArtifact
-from gpuenv.envs.errors import InstallError
-from gpuenv.envs.filelock import exclusive
-from gpuenv.envs.store import EnvLocation, interpreter, read_metadata, write_metadata
+from gpuenv.envs.errors import CorruptEnvironment, InstallError, StoreInputError
+from gpuenv.envs.filelock import exclusive, timeout_from_env
+from gpuenv.envs.store import (
+    EnvLocation,
+    interpreter,
+    leftovers_of,
+    read_metadata,
+    write_metadata,
+)
 from gpuenv.lock.lockfile import LockedEnvironment
 from gpuenv.machine import conda_platform
 
@@ -42,9 +51,20 @@ def up_to_date(lockfile_sha256: str, location: EnvLocation) -> Optional[Path]:
     """The environment's folder if it was built from exactly this lockfile (by content hash:
     cheap enough to decide a no-op before the lockfile is even parsed)."""
     current = location.current()
-    if current and read_metadata(current).get("lockfile_sha256") == lockfile_sha256:
-        return current
-    return None
+    if current is None:
+        return None
+    try:
+        built_from = read_metadata(current).get("lockfile_sha256")
+    except CorruptEnvironment:
+        return None  # rebuilt, and the corrupt version retired
+    return current if built_from == lockfile_sha256 else None
+
+
+def check_location(location: EnvLocation) -> None:
+    """Refuse, before any folder is made, a place gpuenv must not install to."""
+    refusal = location.install_refusal()
+    if refusal:
+        raise StoreInputError(refusal)
 
 
 def install(
@@ -55,39 +75,87 @@ def install(
     uv: str,
     smoke: bool = True,
     say: Say = lambda _: None,
+    lock_timeout: Optional[float] = None,
+    notice: Optional[Say] = None,
 ) -> InstallResult:
+    """The transaction: check, take the lock, build aside, mark complete, swap, retire.
+
+    `say` reports progress; `notice` (default: `say`) says that this install waits for another.
+    """
     check_platform(locked)
-    with exclusive(location.lock_path):
-        current = up_to_date(locked.content_sha256, location)  # another install may have won
-        if current:
-            return _result(False, current, location)
-        if location.link.exists() and location.current() is None:
-            raise InstallError(
-                f"{location.link} exists and is not a gpuenv environment; choose another --prefix"
-            )
-        target = location.version_dir(locked.content_sha256)
-        if target.exists():
-            say(f"removing an unfinished build at {target}")
-            shutil.rmtree(target)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            backend = _build(locked, target, files, uv, say)
-            if smoke:
-                say("checking that the frameworks import")
-                error = backends.smoke_test(interpreter(target), list(locked.plan.frameworks))
-                if error:
-                    raise InstallError(
-                        f"the new environment does not import its frameworks:\n{error}"
-                    )
-            write_metadata(target, _metadata(locked, location, backend))
-        except BaseException:
-            shutil.rmtree(target, ignore_errors=True)
-            raise
-        previous = location.current()
+    check_location(location)
+    timeout = timeout_from_env() if lock_timeout is None else lock_timeout
+    waiting = _waiting_notice(location, timeout, notice or say)
+    try:
+        with exclusive(location.lock_path, timeout=timeout, on_wait=waiting, what=location.name):
+            current = up_to_date(locked.content_sha256, location)  # another install may have won
+            if current:
+                return _result(False, current, location)
+            check_location(location)  # again: the link may have changed while we waited
+            _remove_leftovers(location, say)
+            target = _build_aside(locked, location, files, uv, smoke, say)
+            _go_live(location, target)
+            return _result(True, target, location)
+    except OSError as exc:  # a full disk, a read-only store: one message, nothing half-done
+        raise fs.disk_error(exc, str(location.root)) from exc
+
+
+def _go_live(location: EnvLocation, target: Path) -> None:
+    """Swap the link to the new version, then delete the version it replaced."""
+    previous = location.linked_version()
+    try:
         _swap(location.link, target)
-        if previous and previous != target:
-            shutil.rmtree(previous, ignore_errors=True)
-        return _result(True, target, location)
+    except BaseException:
+        fs.remove_tree_quietly(target, location.root)  # the old link still stands
+        raise
+    if previous is not None and previous != target:
+        fs.remove_tree_quietly(previous, location.root)  # killed before this: a leftover
+
+
+def _waiting_notice(
+    location: EnvLocation, timeout: Optional[float], say: Say
+) -> Callable[[Optional[int]], None]:
+    def notice(pid: Optional[int]) -> None:
+        by = f" (pid {pid})" if pid else ""
+        limit = f"up to {timeout:g}s" if timeout is not None else "--lock-timeout SECONDS limits it"
+        say(f"waiting for another gpuenv install of {location.name}{by} to finish ({limit})")
+
+    return notice
+
+
+def _remove_leftovers(location: EnvLocation, say: Say) -> None:
+    """Version folders of this environment no link points at: killed builds, replaced versions.
+    Holding the lock, no other install is building one of them."""
+    for folder in leftovers_of(location):
+        say(f"removing a leftover version folder {folder}")
+        fs.remove_tree(folder, location.root)
+
+
+def _build_aside(
+    locked: LockedEnvironment,
+    location: EnvLocation,
+    files: list[LocalArtifact],
+    uv: str,
+    smoke: bool,
+    say: Say,
+) -> Path:
+    """A complete new version folder beside the live one; removed again if anything fails."""
+    target = location.version_dir(locked.content_sha256)
+    if target == location.linked_version():  # same lockfile, but its metadata is corrupt
+        target = location.version_dir(hashlib.sha256(target.name.encode()).hexdigest())
+    os.makedirs(target.parent, exist_ok=True)
+    try:
+        backend = _build(locked, target, files, uv, say)
+        if smoke:
+            say("checking that the frameworks import")
+            error = backends.smoke_test(interpreter(target), list(locked.plan.frameworks))
+            if error:
+                raise InstallError(f"the new environment does not import its frameworks:\n{error}")
+        write_metadata(target, _metadata(locked, location, backend))
+    except BaseException:
+        fs.remove_tree_quietly(target, location.root)
+        raise
+    return target
 
 
 def check_platform(locked: LockedEnvironment) -> None:
@@ -143,17 +211,17 @@ def _metadata(locked: LockedEnvironment, location: EnvLocation, backend: str) ->
 def _swap(link: Path, target: Path) -> None:
     """Point `link` at `target`: one atomic rename on POSIX; a junction swap on Windows."""
     tmp = link.with_name(f".{link.name}.new-link")
-    if tmp.is_symlink() or tmp.exists():
-        tmp.unlink()
+    if fs.lexists(tmp):
+        fs.remove_link(tmp)  # refuses anything but a link a killed swap left
     if sys.platform == "win32":
         import _winapi
 
         _winapi.CreateJunction(str(target), str(tmp))
-        if link.exists():
+        if fs.lexists(link):
             old = link.with_name(f".{link.name}.old-link")
             os.replace(link, old)
             os.replace(tmp, link)
-            os.rmdir(old)
+            fs.remove_link(old)
         else:
             os.replace(tmp, link)
         return
