@@ -21,6 +21,9 @@ COMMANDS = {
     "fetch": "gpuenv.commands.install:fetch_command",
     "verify": "gpuenv.commands.verify:verify",
     "envs": "gpuenv.commands.envs:envs_command",
+    "run": "gpuenv.commands.run:run_command",
+    "activate": "gpuenv.commands.run:activate_command",
+    "cache": "gpuenv.commands.cache:cache_command",
     "recipes": "gpuenv.commands.recipes:recipes",
     "doctor": "gpuenv.commands.doctor:doctor_command",
 }

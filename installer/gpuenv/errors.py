@@ -32,6 +32,8 @@ _EXITS = {
     "HashMismatchError": FAILURE_EXIT,
     "VerifyError": USAGE_EXIT,
     "LabError": USAGE_EXIT,
+    "ActivationError": USAGE_EXIT,
+    "CacheError": USAGE_EXIT,
 }
 _GPUENV_MODULE = "gpuenv."
 

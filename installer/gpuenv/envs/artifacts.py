@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Optional
 from urllib.parse import unquote, urlsplit
 
+from gpuenv.cache import tag_cache
 from gpuenv.envs.errors import HashMismatchError, InstallError
 from gpuenv.indexes import IndexConfig, default_index_url
 from gpuenv.lock.lockfile import PORTABLE_PREFIX, LockedEnvironment
@@ -81,6 +82,8 @@ def gather(
     name (a wheelhouse for `--from`) instead of by hash.
     """
     out = []
+    if not flat:
+        tag_cache(cache)
     resolver = _PortableResolver(indexes or IndexConfig())
     for art in artifacts:
         dest = cache / art.filename if flat else cache / "artifacts" / _key(art) / art.filename
