@@ -75,7 +75,7 @@ class FrameworkRequirement:
 def is_framework_name(text: str) -> bool:
     """Whether a requirement names a framework (or a project planned with one)."""
     match = _PIN.match(text)
-    return bool(match) and canonical_name(match.group(1)) in _ALIASES
+    return match is not None and canonical_name(match.group(1)) in _ALIASES
 
 
 def parse_requirements(texts: list[str] | tuple[str, ...]) -> tuple[FrameworkRequirement, ...]:
