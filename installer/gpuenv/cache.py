@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pickle
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any, Optional
@@ -33,9 +35,85 @@ def write_pickle(kind: str, key: str, value: Any) -> None:
     folder = cache_dir() / kind
     try:
         folder.mkdir(parents=True, exist_ok=True)
+        tag_cache(folder.parent)
         fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
         with os.fdopen(fd, "wb") as fh:
             pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, folder / f"{key}.pickle")
     except OSError:
         pass  # a read-only home must not stop resolve; it is only slower
+
+
+# The Cache Directory Tagging Specification's tag: backup tools skip the folder, and `cache clean`
+# empties only a folder that carries it (GPUENV_CACHE_DIR pointed at a home folder must not
+# empty that home).
+TAG_NAME = "CACHEDIR.TAG"
+TAG_TEXT = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file is a cache directory tag created by gpuenv.\n"
+)
+
+
+# What gpuenv writes here; a folder holding only these is gpuenv's even without the tag.
+KNOWN_KINDS = frozenset({"artifacts", "rattler", "recipes", TAG_NAME})
+
+
+class CacheError(Exception):
+    pass
+
+
+def tag_cache(folder: Path) -> None:
+    tag = folder / TAG_NAME
+    if not tag.exists():
+        with contextlib.suppress(OSError):
+            folder.mkdir(parents=True, exist_ok=True)
+            tag.write_text(TAG_TEXT, encoding="ascii")
+
+
+def cache_usage() -> dict[str, int]:
+    """Bytes per top-level entry of the cache (links are counted, never followed)."""
+    root = cache_dir()
+    if not root.is_dir():
+        return {}
+    return {
+        entry.name: _size(entry)
+        for entry in sorted(root.iterdir(), key=lambda e: e.name)
+        if entry.name != TAG_NAME
+    }
+
+
+def clean_cache(dry_run: bool = False) -> int:
+    """Remove everything in the cache but its tag; the bytes freed."""
+    root = cache_dir()
+    if not root.exists():
+        return 0
+    if root.is_symlink() or not root.is_dir():
+        raise CacheError(f"{root} is not a folder; set {CACHE_ENV} to gpuenv's cache folder")
+    if not (root / TAG_NAME).is_file() and not {e.name for e in root.iterdir()} <= KNOWN_KINDS:
+        raise CacheError(
+            f"{root} has no {TAG_NAME}, so it may not be gpuenv's cache: nothing was removed."
+            f" Check {CACHE_ENV}; delete the folder by hand if it really is the cache."
+        )
+    freed = 0
+    for entry in root.iterdir():
+        if entry.name == TAG_NAME:
+            continue
+        freed += _size(entry)
+        if dry_run:
+            continue
+        if entry.is_symlink() or not entry.is_dir():
+            entry.unlink()
+        else:
+            shutil.rmtree(entry)  # does not follow links inside the tree
+    return freed
+
+
+def _size(path: Path) -> int:
+    if path.is_symlink() or not path.is_dir():
+        return path.lstat().st_size
+    total = 0
+    for folder, _dirs, files in os.walk(path):
+        for name in files:
+            with contextlib.suppress(OSError):
+                total += os.lstat(os.path.join(folder, name)).st_size
+    return total

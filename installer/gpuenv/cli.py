@@ -21,6 +21,9 @@ COMMANDS = {
     "fetch": "gpuenv.commands.install:fetch_command",
     "verify": "gpuenv.commands.verify:verify",
     "envs": "gpuenv.commands.envs:envs_command",
+    "run": "gpuenv.commands.run:run_command",
+    "activate": "gpuenv.commands.run:activate_command",
+    "cache": "gpuenv.commands.cache:cache_command",
     "recipes": "gpuenv.commands.recipes:recipes",
     "doctor": "gpuenv.commands.doctor:doctor_command",
 }
@@ -42,8 +45,15 @@ class LazyGroup(click.Group):
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="gpuenv")
-def cli() -> None:
+@click.option("-v", "--verbose", is_flag=True, help="Also show each uv and py-rattler command run.")
+@click.option("-q", "--quiet", is_flag=True, help="Print only results and errors.")
+def cli(verbose: bool, quiet: bool) -> None:
     """Which CUDA, cuDNN, TensorFlow, PyTorch and JAX this GPU needs: detect, resolve, lock, install, verify."""
+    from gpuenv import output
+
+    if verbose and quiet:
+        raise click.UsageError("-v and -q exclude each other")
+    output.set_verbosity(output.VERBOSE if verbose else output.QUIET if quiet else output.NORMAL)
 
 
 def main(argv: Any = None) -> None:
@@ -53,7 +63,7 @@ def main(argv: Any = None) -> None:
         click.echo("gpuenv: aborted", err=True)
         sys.exit(130)
     except click.ClickException as exc:
-        exc.show()
+        _show_click_error(exc)
         sys.exit(exc.exit_code)
     except BrokenPipeError:
         sys.exit(1)
@@ -66,3 +76,11 @@ def main(argv: Any = None) -> None:
         click.echo(f"gpuenv: error: {exc}", err=True)
         sys.exit(status)
     sys.exit(code if isinstance(code, int) else 0)
+
+
+def _show_click_error(exc: click.ClickException) -> None:
+    """Usage errors in the same one-paragraph form as every other error, with where to look."""
+    message = exc.format_message()
+    if isinstance(exc, click.UsageError) and exc.ctx is not None:
+        message += f" (see `{exc.ctx.command_path} --help`)"
+    click.echo(f"gpuenv: error: {message}", err=True)

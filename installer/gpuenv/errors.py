@@ -36,6 +36,8 @@ _EXITS = {
     "UnsafePathError": USAGE_EXIT,
     "OutputPathError": USAGE_EXIT,
     "OutputWriteError": FAILURE_EXIT,
+    "ActivationError": USAGE_EXIT,
+    "CacheError": USAGE_EXIT,
 }
 _GPUENV_MODULE = "gpuenv."
 

@@ -213,3 +213,15 @@ def test_playbook_sets_up_localhost(tmp_path: Path) -> None:
     second = json.loads(report.read_text(encoding="utf-8"))["hosts"]["localhost"]
     assert second["setup_changed"] is False, second["setup_output"]
     assert any("nothing to do" in line for line in second["setup_output"])
+
+
+def test_the_windows_entry_point_runs_under_the_default_execution_policy() -> None:
+    """Windows ships with the Restricted policy, which refuses `.\\bootstrap.ps1` outright: the
+    documented entry point must bypass it for its own process only."""
+    raw = (REPO / "scripts" / "bootstrap.cmd").read_bytes()
+    assert raw.count(b"\r\n") == raw.count(b"\n")  # cmd.exe parses CRLF files reliably
+    cmd = raw.decode("utf-8")
+    launch = next(line for line in cmd.splitlines() if line.lower().startswith("powershell"))
+    assert "-ExecutionPolicy Bypass" in launch and '-File "%~dp0bootstrap.ps1" %*' in launch
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    assert "scripts\\bootstrap.cmd" in readme and ".\\scripts\\bootstrap.ps1`" not in readme

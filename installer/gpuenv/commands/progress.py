@@ -1,18 +1,23 @@
-"""Progress for people: a bar that rewrites one line on a terminal, plain lines elsewhere."""
+"""Progress for people: one bar per download that fits the terminal's width (click's own bar)
+on a terminal, a plain line per file elsewhere, nothing under -q."""
 
 from __future__ import annotations
 
 import sys
-from typing import Optional
+from typing import Any, Optional
 
 import click
+
+from gpuenv import output
 
 
 class Reporter:
     def __init__(self, quiet: bool = False) -> None:
-        self.quiet = quiet
+        self.quiet = quiet or output.quiet()
         self.tty = sys.stderr.isatty()
         self._last: Optional[str] = None
+        self._bar: Any = None  # click's ProgressBar for the file being downloaded
+        self._shown = 0
 
     def say(self, message: str) -> None:
         if not self.quiet:
@@ -21,20 +26,36 @@ class Reporter:
     def progress(self, name: str, done: int, total: Optional[int]) -> None:
         if self.quiet:
             return
-        if self.tty:
-            if total:
-                width = 30
-                filled = int(width * done / total)
-                bar = "#" * filled + "-" * (width - filled)
-                line = f"\r  {name[:48]:<48} [{bar}] {done / 1e6:7.1f}/{total / 1e6:.1f} MB"
-            else:
-                line = f"\r  {name[:48]:<48} {done / 1e6:7.1f} MB"
-            click.echo(line, err=True, nl=False)
-        elif name != self._last:
-            size = f" ({total / 1e6:.1f} MB)" if total else ""
-            click.echo(f"  downloading {name}{size}", err=True)
-        self._last = name
+        if not self.tty:
+            if name != self._last:
+                size = f" ({total / 1e6:.1f} MB)" if total else ""
+                click.echo(f"  downloading {name}{size}", err=True)
+            self._last = name
+            return
+        if name != self._last:
+            self._finish()
+            self._bar = click.progressbar(
+                length=total or 0,
+                label=f"  {_shorten(name)}",
+                file=sys.stderr,
+                width=0,  # the bar takes what the terminal's width leaves: no wrapped lines
+                show_eta=False,
+                show_percent=bool(total),
+            )
+            self._bar.__enter__()
+            self._shown = 0
+            self._last = name
+        self._bar.update(done - self._shown)
+        self._shown = done
 
     def done_downloading(self) -> None:
-        if self.tty and self._last and not self.quiet:
-            click.echo("", err=True)
+        self._finish()
+
+    def _finish(self) -> None:
+        if self._bar is not None:
+            self._bar.__exit__(None, None, None)
+            self._bar = None
+
+
+def _shorten(name: str, width: int = 40) -> str:
+    return name if len(name) <= width else name[: width - 3] + "..."

@@ -15,6 +15,10 @@ class CondaError(RuntimeError):
 
 
 def run_rattler(request: dict[str, Any], timeout: float = RATTLER_TIMEOUT) -> dict[str, Any]:
+    from gpuenv import output
+
+    shown = {k: v for k, v in request.items() if k != "records"}  # records are many and long
+    output.debug(f"py-rattler {request.get('op')}: {json.dumps(shown, sort_keys=True)}")
     try:
         done = subprocess.run(
             [sys.executable, "-m", "gpuenv.conda.rattler_child"],

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Optional, Union
 from urllib.parse import unquote, urlsplit
 
+from gpuenv.cache import tag_cache
 from gpuenv.envs.errors import HashMismatchError, InstallError
 from gpuenv.indexes import IndexConfig, default_index_url
 from gpuenv.lock.lockfile import PORTABLE_PREFIX, LockedEnvironment
@@ -103,6 +104,8 @@ def gather(
         if dest.is_file() and (not flat or _matches(dest, art)):
             out.append(LocalArtifact(art, dest))
             continue
+        if not flat:
+            tag_cache(cache)  # the first write: backup tools skip it, `cache clean` knows it
         if house is not None:
             _copy_checked(_wheelhouse_file(house, art), dest, art, progress)
         else:

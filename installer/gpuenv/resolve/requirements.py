@@ -103,6 +103,12 @@ class FrameworkRequirement:
         return all(e in offered for e in self.extras)
 
 
+def is_framework_name(text: str) -> bool:
+    """Whether a requirement names a framework (or a project planned with one)."""
+    match = _PIN.match(text)
+    return match is not None and canonical_name(match.group(1)) in _ALIASES
+
+
 def parse_requirements(texts: list[str] | tuple[str, ...]) -> tuple[FrameworkRequirement, ...]:
     """Merge requirements per framework; unknown names and bad syntax are errors.
 

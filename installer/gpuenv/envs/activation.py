@@ -1,0 +1,122 @@
+"""Using an environment without thinking about its layout: the variables a command run inside it
+needs, and the line each shell needs to activate it.
+
+venvs carry their own activation scripts (uv writes one per shell). conda prefixes have none, so
+for them the shell hook is py-rattler's activation, generated when asked: it runs the packages'
+`etc/conda/activate.d` scripts too, and the PATH it bakes in is right because the hook is
+evaluated at once (`eval "$(gpuenv activate)"`), never stored.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Optional
+
+SHELLS = ("bash", "zsh", "fish", "csh", "tcsh", "powershell", "pwsh", "cmd")
+
+# Folders a conda prefix puts on PATH on Windows (the order conda itself uses).
+_CONDA_WINDOWS_DIRS = ("", "Library/mingw-w64/bin", "Library/usr/bin", "Library/bin", "Scripts")
+
+
+class ActivationError(Exception):
+    pass
+
+
+def detect_shell(environ: Mapping[str, str], windows: bool) -> str:
+    """The user's shell, from the environment; the platform's default when it cannot be told."""
+    if windows:
+        # PowerShell sets PSModulePath for its children; cmd.exe does not set it per user.
+        return "powershell" if "PSModulePath" in environ and "PROMPT" not in environ else "cmd"
+    name = Path(environ.get("SHELL", "")).name
+    return name if name in SHELLS else "bash"
+
+
+def bin_dirs(env_dir: Path, backend: str, windows: bool) -> list[Path]:
+    """Where the environment's programs are, first on PATH first."""
+    if not windows:
+        return [env_dir / "bin"]
+    if backend == "conda":
+        return [env_dir / d if d else env_dir for d in _CONDA_WINDOWS_DIRS]
+    return [env_dir / "Scripts"]
+
+
+def command_environment(
+    env_dir: Path, backend: str, base: Mapping[str, str], windows: bool
+) -> dict[str, str]:
+    """`base` as a command run inside the environment sees it: its folders first on PATH, and
+    VIRTUAL_ENV or CONDA_PREFIX set; a venv's own PYTHONHOME would break it, so it goes."""
+    env = dict(base)
+    path_key = next((k for k in env if k.upper() == "PATH"), "PATH")
+    front = os.pathsep if not windows else ";"
+    dirs = [str(d) for d in bin_dirs(env_dir, backend, windows)]
+    env[path_key] = front.join([*dirs, env[path_key]]) if env.get(path_key) else front.join(dirs)
+    env.pop("PYTHONHOME", None)
+    if backend == "conda":
+        env["CONDA_PREFIX"] = str(env_dir)
+        env.pop("VIRTUAL_ENV", None)
+    else:
+        env["VIRTUAL_ENV"] = str(env_dir)
+        env.pop("CONDA_PREFIX", None)
+    return env
+
+
+def activate_hint(link: Path, backend: str, shell: str, name: Optional[str]) -> str:
+    """The one line a person types in `shell` to activate the environment at `link`."""
+    _check_shell(shell)
+    if backend == "conda":
+        selector = f"-n {name}" if name else f"--prefix {link}"
+        if shell in ("powershell", "pwsh"):
+            return f"gpuenv activate {selector} --shell powershell | Out-String | Invoke-Expression"
+        if shell == "cmd":
+            return f"gpuenv run {selector} -- cmd"
+        if shell in ("csh", "tcsh"):
+            return f"gpuenv run {selector} -- {shell}"  # rattler has no csh activation
+        if shell == "fish":
+            return f"gpuenv activate {selector} --shell fish | source"
+        return f'eval "$(gpuenv activate {selector} --shell {shell})"'
+    windows_layout = (link / "Scripts").is_dir() and not (link / "bin").is_dir()
+    scripts = link / ("Scripts" if windows_layout else "bin")
+    if shell in ("powershell", "pwsh"):
+        return f"& '{scripts / 'activate.ps1'}'"
+    if shell == "cmd":
+        return str(scripts / "activate.bat")
+    if shell == "fish":
+        return f"source {scripts / 'activate.fish'}"
+    if shell in ("csh", "tcsh"):
+        return f"source {scripts / 'activate.csh'}"
+    return f"source {scripts / 'activate'}"
+
+
+def shell_hook(env_dir: Path, backend: str, shell: str, platform: str) -> str:
+    """The script that activates the environment in `shell`, to be evaluated at once."""
+    _check_shell(shell)
+    if backend != "conda":
+        return activate_hint(env_dir, backend, shell, None)
+    try:
+        from rattler import Subdir
+        from rattler.shell import ActivationVariables, Shell, activate
+    except ImportError as exc:  # pragma: no cover - py-rattler is a dependency
+        raise ActivationError(f"py-rattler is needed to activate conda prefixes: {exc}") from exc
+    kinds = {
+        "bash": Shell.bash,
+        "zsh": Shell.zsh,
+        "fish": Shell.fish,
+        "powershell": Shell.powershell,
+        "pwsh": Shell.powershell,
+        "cmd": Shell.cmd_exe,
+    }
+    if shell not in kinds:
+        raise ActivationError(
+            f"conda prefixes cannot be activated in {shell}; use `gpuenv run` instead"
+        )
+    result = activate(
+        Path(env_dir), ActivationVariables(None, None), kinds[shell], Subdir(platform)
+    )
+    return str(result.script)
+
+
+def _check_shell(shell: str) -> None:
+    if shell not in SHELLS:
+        raise ActivationError(f"unknown shell {shell!r}: choose one of {', '.join(SHELLS)}")

@@ -1,0 +1,35 @@
+"""How much gpuenv says: the global -v/-q flags, and the one line each external command gets
+under -v (so a user can rerun exactly what gpuenv ran)."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Sequence
+
+QUIET, NORMAL, VERBOSE = -1, 0, 1
+_level = NORMAL
+
+
+def set_verbosity(level: int) -> None:
+    global _level
+    _level = level
+
+
+def verbosity() -> int:
+    return _level
+
+
+def quiet() -> bool:
+    return _level <= QUIET
+
+
+def log_command(argv: Sequence[object], what: str = "running") -> None:
+    """Under -v, the command about to run, quoted so it can be pasted into a shell."""
+    if _level >= VERBOSE:
+        print(f"gpuenv: {what}: {shlex.join(str(a) for a in argv)}", file=sys.stderr, flush=True)
+
+
+def debug(message: str) -> None:
+    if _level >= VERBOSE:
+        print(f"gpuenv: {message}", file=sys.stderr, flush=True)

@@ -1,0 +1,47 @@
+"""The packages people add beside a framework (`gpuenv setup torch jupyterlab pandas`): which
+requirements are frameworks the resolver plans, which are extra packages locked with them."""
+
+from __future__ import annotations
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
+
+from gpuenv.resolve.requirements import RequirementError, is_framework_name
+
+
+def split_requirements(texts: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(framework requirements, extra packages), each in the order given."""
+    frameworks: list[str] = []
+    packages: list[str] = []
+    for text in texts:
+        (frameworks if is_framework_name(text) else packages).append(text)
+    return tuple(frameworks), tuple(check_package(p) for p in packages)
+
+
+def check_package(text: str) -> str:
+    """An extra package as a plain `name[extras] specifier`; anything that could point the lock
+    at arbitrary code (a URL, a path) or that gpuenv would silently ignore (a marker) is refused."""
+    try:
+        req = Requirement(text)
+    except InvalidRequirement as exc:
+        raise RequirementError(f"not a package requirement: {text!r} ({exc})") from exc
+    if req.url:
+        raise RequirementError(
+            f"{text!r}: direct URLs are not allowed; name a package on the configured index"
+        )
+    if req.marker is not None:
+        raise RequirementError(
+            f"{text!r}: environment markers are not supported for extra packages; gpuenv locks"
+            " for one machine, so leave the marker out"
+        )
+    return str(req)
+
+
+def merge_packages(*groups: tuple[str, ...]) -> tuple[str, ...]:
+    """Packages from several places (a lab file, an earlier setup, this command), one entry per
+    project: a later group's requirement for a project replaces an earlier one's."""
+    merged: dict[str, str] = {}
+    for group in groups:
+        for text in group:
+            merged[canonicalize_name(Requirement(text).name)] = text
+    return tuple(merged.values())
