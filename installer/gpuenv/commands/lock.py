@@ -94,7 +94,6 @@ def lock_command(
     from gpuenv.lock.conda import DEFAULT_CHANNELS
     from gpuenv.recipes import load_knowledge_base
     from gpuenv.resolve import resolve
-    from gpuenv.resolve.plan import Plan
 
     if lab_file is not None:
         _refuse_beside("--lab", _NOT_WITH_LAB, requirements, _LAB_DECIDES)
@@ -116,7 +115,7 @@ def lock_command(
     )
     notes: list[str] = list(indexes.notes)
     if plan_file is not None:
-        plan = Plan.from_json(json.loads(plan_file.read_text(encoding="utf-8")))
+        plan = _read_plan_file(plan_file)
         ideal = plan
     else:
         machine = machine_from_options(
@@ -255,3 +254,25 @@ def _lock_lab(
         return 0
     # one cause for every failure (all unreachable: 5) keeps its status; a mix is a failed lock
     return statuses.pop() if len(statuses) == 1 else 1
+
+
+MAX_PLAN_BYTES = 4 << 20
+
+
+def _read_plan_file(path: Path) -> Any:
+    """A Plan from `gpuenv resolve --json` (a file from elsewhere: checked like a lockfile's)."""
+    from gpuenv.lock.plan_fields import check_plan
+    from gpuenv.resolve.plan import Plan
+    from gpuenv.safe_paths import read_bounded
+
+    raw = read_bounded(path, MAX_PLAN_BYTES, "plan file")
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise click.UsageError(f"--plan {path}: not a JSON plan ({exc})") from exc
+    if isinstance(data, dict):
+        data.pop("rejected", None)  # resolve's explanation of other builds: not part of the stack
+    problem = check_plan(data)
+    if problem:
+        raise click.UsageError(f"--plan {path}: {problem}")
+    return Plan.from_json(data)
