@@ -30,6 +30,7 @@ from gpuenv.machine import (
     parse_driver_version,
 )
 from gpuenv.resolve.requirements import RequirementError, parse_requirements
+from gpuenv.safe_paths import is_windows_device
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -46,9 +47,6 @@ CLASS_KEYS = ("name", "os", "arch", "gpu", "compute_capability", "driver", "prio
 # Class names become `<name>.lock.yml`: plain names only, no dot at either end (Windows drops a
 # trailing one), and none of Windows' device names.
 _CLASS_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62}[A-Za-z0-9])?")
-_WINDOWS_DEVICES = frozenset(
-    ["con", "prn", "aux", "nul"] + [f"{d}{i}" for d in ("com", "lpt") for i in range(1, 10)]
-)
 _PYTHON = re.compile(r"3\.[0-9]{1,2}")
 
 
@@ -170,7 +168,7 @@ def _class(row: dict[str, Any], index: int, path: Path) -> ClassSpec:
     name = _string(row, "name", where)
     if name is None:
         raise LabError(f"{where}: every class needs a name (it names the class's lockfile)")
-    if not _CLASS_NAME.fullmatch(name) or name.split(".")[0].lower() in _WINDOWS_DEVICES:
+    if not _CLASS_NAME.fullmatch(name) or is_windows_device(name):
         raise LabError(
             f"{where} name = {_show(name)}: a class name becomes a file name: use 1 to 64 letters,"
             " digits, '.', '_' or '-', starting and ending with a letter or digit"

@@ -19,6 +19,17 @@ _MD5 = re.compile(r"[0-9a-f]{32}")
 _FORBIDDEN = re.compile(r"[/\\:\x00-\x1f\x7f]")
 
 
+# Names Windows reserves for devices, whatever follows the first dot (`NUL.whl` opens the device).
+# Lockfiles travel between platforms, so these are refused everywhere.
+WINDOWS_DEVICE_NAMES = frozenset(
+    ["con", "prn", "aux", "nul"] + [f"{d}{i}" for d in ("com", "lpt") for i in range(10)]
+)
+
+
+def is_windows_device(name: str) -> bool:
+    return name.split(".")[0].strip().lower() in WINDOWS_DEVICE_NAMES
+
+
 class UnsafePathError(ValueError):
     """A name or path from untrusted input that is not safe to use: the message says which."""
 
@@ -38,6 +49,8 @@ def plain_name(name: object, what: str) -> str:
         raise UnsafePathError(
             f"{what} {shown} is not a plain file name (it holds {match.group()!r})"
         )
+    if is_windows_device(name):
+        raise UnsafePathError(f"{what} {shown} is a device name on Windows")
     if len(name.encode("utf-8", "surrogatepass")) > MAX_NAME_BYTES:
         raise UnsafePathError(f"{what} {shown} is longer than {MAX_NAME_BYTES} bytes")
     return name

@@ -40,6 +40,10 @@ NUMPY = "numpy-1.26.4-py3-none-any.whl"
         "a\x00b",
         "a\nb",
         "x" * 256,
+        "NUL.whl",
+        "con",
+        "COM1.tar.bz2",
+        "lpt9",
         7,
         None,
     ],
@@ -50,7 +54,17 @@ def test_plain_name_refuses(name: Any) -> None:
 
 
 @pytest.mark.parametrize(
-    "name", [JAX, "cudatoolkit-11.2.2-h_0.tar.bz2", "é.whl", "x" * 255, "..x", "a..b"]
+    "name",
+    [
+        JAX,
+        "cudatoolkit-11.2.2-h_0.tar.bz2",
+        "é.whl",
+        "x" * 255,
+        "..x",
+        "a..b",
+        "console.whl",
+        "nullx",
+    ],
 )
 def test_plain_name_accepts(name: str) -> None:
     assert plain_name(name, "field") == name

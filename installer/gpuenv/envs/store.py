@@ -24,6 +24,7 @@ from typing import Any, Optional
 
 from gpuenv.envs import fs
 from gpuenv.envs.errors import CorruptEnvironment, EnvironmentNotFound, StoreInputError
+from gpuenv.safe_paths import is_windows_device
 
 HOME_ENV = "GPUENV_HOME"
 METADATA = "gpuenv-env.json"
@@ -31,10 +32,6 @@ VERSIONS = ".versions"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _HASH12 = re.compile(r"[0-9a-f]{12}")
 _SHA256 = re.compile(r"[0-9a-f]{64}")
-# names Windows reserves for devices, whatever the extension
-_WINDOWS_DEVICES = {"con", "prn", "aux", "nul"} | {
-    f"{p}{i}" for p in ("com", "lpt") for i in range(10)
-}
 _MAX_METADATA = 4 * 1024 * 1024
 
 
@@ -51,7 +48,7 @@ def name_problem(name: str) -> Optional[str]:
     """Why `name` cannot name an environment, or None: a plain file name only."""
     if not _NAME.fullmatch(name):
         return "use letters, digits, '.', '_' and '-', starting with a letter or digit (at most 64)"
-    if name.split(".")[0].lower() in _WINDOWS_DEVICES:
+    if is_windows_device(name):
         return "it is a device name on Windows"
     return None
 
