@@ -15,8 +15,9 @@
 set -u
 here=$(cd "$(dirname "$0")/.." && pwd)
 python="${PYTHON:-python3}"
-wheels="$here/.gpu-check/wheels"
-site="$here/.gpu-check/site"
+carried="${GPU_CHECK_DIR:-$here/.gpu-check}"  # what --prepare made and the run unpacks
+wheels="$carried/wheels"
+site="$carried/site"
 
 if ! command -v "$python" >/dev/null 2>&1; then
   echo "gpu-check: $python not found; set PYTHON=/path/to/python3 (3.10 or newer)" >&2

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import sys
 from pathlib import Path
 
@@ -13,20 +11,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "detect"))
 
-
-def nvidia_gpu_present() -> bool:
-    """nvidia-smi lists at least one GPU (NVML behind it works)."""
-    exe = shutil.which("nvidia-smi")
-    if exe is None:
-        return False
-    try:
-        res = subprocess.run([exe, "-L"], capture_output=True, text=True, timeout=20)
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-    return res.returncode == 0 and "GPU 0" in res.stdout
-
-
-HAS_GPU = nvidia_gpu_present()
+from gpu_here import HAS_GPU  # noqa: E402  (found through the sys.path line above)
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -34,5 +19,5 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         return
     skip = pytest.mark.skip(reason="no NVIDIA GPU here (nvidia-smi -L lists none)")
     for item in items:
-        if "gpu" in item.keywords:
+        if item.get_closest_marker("gpu") is not None:
             item.add_marker(skip)
