@@ -321,7 +321,7 @@ def run_check(
     cache = tempfile.mkdtemp(prefix="gpuenv-gpu-check-")
     env.setdefault("GPUENV_CACHE_DIR", cache)
     try:
-        rec = record.record_all(timeout=15, root=root, environ=env)
+        rec = record.record_all(timeout=budget.limit(10), root=root, environ=env)
         result = Result(out=out, has_gpu=rec.anything, recording=rec)
         result.started = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
         fixture = out / FIXTURE

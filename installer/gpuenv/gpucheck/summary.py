@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import textwrap
 from typing import Any, Optional
 
 from gpuenv.gpucheck.compare import AGREE, DIFFER
@@ -13,6 +14,14 @@ MAX_LINES = 8  # per list, so the whole summary fits one screen
 
 def _clip(text: str) -> str:
     return text if len(text) <= WIDTH else text[: WIDTH - 3] + "..."
+
+
+def _wrapped(head: str, text: str, most: int = 3) -> list[str]:
+    """A line that matters whole (what differs), on up to `most` lines."""
+    parts = textwrap.wrap(text, WIDTH - len(head)) or [""]
+    if len(parts) > most:
+        parts = [*parts[: most - 1], " ".join(parts[most - 1 :])]
+    return [head + parts[0]] + [" " * len(head) + p for p in parts[1:]]
 
 
 def _plan_line(fw: str, plan: Optional[dict[str, Any]]) -> str:
@@ -57,10 +66,9 @@ def render(result: Result) -> str:
         agree = [f.topic for f in result.findings if f.status == AGREE]
         differ = [f for f in result.findings if f.status == DIFFER]
         unknown = [f for f in result.findings if f.status not in (AGREE, DIFFER)]
-        lines.append(
-            f"Agree:    {len(agree)} facts across NVML, nvidia-smi, /proc+/sys, detect, KB"
-        )
-        lines += [f"DIFFER:   {f.line()}" for f in differ[:MAX_LINES]]
+        lines.append(f"Agree:    {len(agree)} of {len(result.findings)} facts (all in report.json)")
+        for f in differ[:MAX_LINES]:
+            lines += _wrapped("DIFFER:   ", f.line())
         lines += [f"Unknown:  {f.line()}" for f in unknown[:3]]
     for fw, plan in result.plans.items():
         lines.append(f"Resolve:  {_plan_line(fw, plan)}")
