@@ -40,7 +40,7 @@ def install_command(
     from gpuenv.envs.artifacts import artifacts_of, gather
     from gpuenv.envs.transaction import check_platform, install, up_to_date
     from gpuenv.indexes import user_index_config
-    from gpuenv.lock.lockfile import read_lockfile
+    from gpuenv.lock.load import load_locked
     from gpuenv.lock.pypi import find_uv
 
     if offline and wheelhouse is None:
@@ -49,7 +49,7 @@ def install_command(
     if up_to_date(hashlib.sha256(lockfile.read_bytes()).hexdigest(), where):
         click.echo(f"{where.link} is already installed from {lockfile.name}: nothing to do")
         return
-    locked = read_lockfile(lockfile)
+    locked = load_locked(lockfile)
     check_platform(locked)
     report = Reporter(quiet=quiet)
     files = gather(
@@ -83,9 +83,9 @@ def fetch_command(lockfile: Path, dest: Path, quiet: bool) -> None:
     """Download every file LOCKFILE names into a folder, each checked against its hash."""
     from gpuenv.envs.artifacts import artifacts_of, gather
     from gpuenv.indexes import user_index_config
-    from gpuenv.lock.lockfile import read_lockfile
+    from gpuenv.lock.load import load_locked
 
-    locked = read_lockfile(lockfile)
+    locked = load_locked(lockfile)
     report = Reporter(quiet=quiet)
     files = gather(
         artifacts_of(locked),

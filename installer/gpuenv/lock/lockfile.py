@@ -198,17 +198,24 @@ def _conda_dependencies(depends: list[str]) -> dict[str, str]:
     return out
 
 
-def write_lockfile(lockfile: Any, path: Path) -> None:
-    """Write atomically: a half-written lockfile never replaces a good one."""
+def write_lockfile(lockfile: Any, path: Path, header: str = "") -> None:
+    """Write atomically: a half-written lockfile never replaces a good one.
+
+    `header` (comment lines, gpuenv.lock.header) replaces conda-lock's own help text, which
+    tells users to regenerate the file with conda-lock, a command that cannot make it.
+    """
     write_conda_lock_file = conda_lock_api.load().write_conda_lock_file
     path = Path(path)
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        raise LockfileError(f"{path} is not a regular file; refusing to replace it")
     path.parent.mkdir(parents=True, exist_ok=True)
-    # conda-lock writes the file name into its help text, so write under the final name in a
-    # private folder beside the target, then move it into place in one rename.
     with tempfile.TemporaryDirectory(dir=path.parent, prefix=".gpuenv-lock-") as tmp:
         staged = Path(tmp) / path.name
-        write_conda_lock_file(lockfile, staged, metadata_choices=None, include_help_text=True)
-        with staged.open("rb") as fh:
+        write_conda_lock_file(lockfile, staged, metadata_choices=None, include_help_text=False)
+        body = staged.read_text(encoding="utf-8")
+        with staged.open("w", encoding="utf-8") as fh:
+            fh.write(header + body)
+            fh.flush()
             os.fsync(fh.fileno())
         os.replace(staged, path)
 
