@@ -140,3 +140,26 @@ def test_a_link_as_output_is_refused(install_repos: InstallRepos, tmp_path: Path
         with pytest.raises(LockError, match="not a regular file"):
             make_lock(install_repos, tmp_path / name, jax_plan(), format=fmt)
     assert victim.read_text() == "keep"
+
+
+def test_conda_lock_reads_and_renders_a_conda_and_pip_file(
+    install_repos: InstallRepos, tmp_path: Path
+) -> None:
+    """What the header claims about conda-lock, tried with the conda-lock gpuenv depends on."""
+    plan = jax_plan(conda=("cudatoolkit=11.2",))
+    out = make_lock(install_repos, tmp_path / "gpu.conda-lock.yml", plan)
+    assert "conda-lock render --kind explicit" in out.read_text()
+    res = subprocess.run(
+        [str(Path(sys.executable).parent / "conda-lock"), "render", "--kind", "explicit", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+    )
+    assert res.returncode == 0, res.stderr
+    explicit = (tmp_path / "conda-linux-64.lock").read_text()
+    locked = load_locked(out)
+    for record in locked.conda:
+        assert f"{record['url']}#{record['md5']}" in explicit
+    for wheel in locked.pip:
+        assert f"# pip {wheel.name} @ {wheel.url}#sha256={wheel.sha256}" in explicit

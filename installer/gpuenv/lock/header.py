@@ -1,11 +1,12 @@
 """gpuenv's own header for the lockfiles it writes: how to install the file, with which tools,
 and the exact command that regenerates it.
 
-What other tools can do with each file was tried for real (docs/lockfiles.md says how): uv 0.13.9
-and pip 26.3 install a pylock.toml and refuse it on a platform its `environments` exclude. A
-conda-lock file whose pip entries are portable (`index:///...`) can be installed only by gpuenv,
-and so can one without conda packages (gpuenv gets Python from uv; conda-lock and micromamba
-would build an environment with no Python to install the pip entries into).
+What other tools can do with each file was tried for real (docs/lockfiles.md says how):
+uv 0.13.9 and pip 26.3 install a pylock.toml, and refuse it on a platform its `environments`
+exclude. conda-lock 4.0 reads gpuenv's conda-lock files (`conda-lock render`). Only gpuenv can
+install a conda-lock file whose pip entries are portable (`index:///...`). The same holds for
+one without conda packages: gpuenv gets Python from uv, while conda-lock and micromamba would
+build an environment with no Python to install the pip entries into.
 """
 
 from __future__ import annotations
@@ -48,9 +49,10 @@ def conda_lock_header(
         ]
     else:
         others = [
-            "Other tools: conda-lock (`conda-lock install -n ENV FILE`) and micromamba",
-            "(`micromamba create -n ENV -f FILE`) read this format; gpuenv has not tested them",
-            "on its files, and they neither check the pip hashes nor verify the GPU.",
+            "Other tools: conda-lock reads it (`conda-lock render --kind explicit FILE` lists",
+            "the same files and hashes). `conda-lock install -n ENV FILE` and `micromamba create",
+            "-n ENV -f FILE` are meant to install such files; gpuenv has not tried them (no conda",
+            "where it is tested), and they do not verify the GPU afterwards.",
         ]
     return _comment(
         [
