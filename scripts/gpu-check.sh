@@ -4,7 +4,7 @@
 #   scripts/gpu-check.sh                  # writes ./gpu-check-out, prints a one-screen summary
 #
 # Before, where there is a network (only needed when that machine's Python lacks click,
-# packaging, platformdirs or nvidia-ml-py): carry .gpu-check/wheels (about 0.4 MiB) along.
+# packaging or nvidia-ml-py): carry .gpu-check/wheels (about 0.4 MiB) along.
 #
 #   scripts/gpu-check.sh --prepare
 #

@@ -111,7 +111,7 @@ def test_python_without_the_dependencies_is_told_what_to_do(tmp_path: Path) -> N
     env = dict(os.environ, PYTHON=str(_bare_python(tmp_path)), GPU_CHECK_DIR=str(tmp_path / "c"))
     res = run_script("--out", str(tmp_path / "o"), env=env)
     assert res.returncode == 2
-    assert "lacks: click packaging platformdirs nvidia-ml-py" in res.stderr
+    assert "lacks: click packaging nvidia-ml-py" in res.stderr
     assert "--prepare" in res.stderr and "Traceback" not in res.stderr
 
 
@@ -132,7 +132,7 @@ def _wheel_of(dist: str, folder: Path) -> None:
 def test_bare_python_runs_from_carried_wheels_offline(tmp_path: Path) -> None:
     wheels = tmp_path / "c" / "wheels"
     wheels.mkdir(parents=True)
-    for dist in ("click", "packaging", "platformdirs", "nvidia-ml-py"):
+    for dist in ("click", "packaging", "nvidia-ml-py"):  # no platformdirs: not needed
         _wheel_of(dist, wheels)
     env = dict(os.environ, PYTHON=str(_bare_python(tmp_path)), GPU_CHECK_DIR=str(tmp_path / "c"))
     env["UV_OFFLINE"] = "1"

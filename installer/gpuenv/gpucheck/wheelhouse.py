@@ -23,6 +23,9 @@ from typing import Optional
 
 RUNTIME = ("click", "packaging", "platformdirs", "nvidia-ml-py")
 BEFORE_311 = ("tomli",)
+# platformdirs is carried but not required: the check sets GPUENV_CACHE_DIR, so nothing it runs
+# asks platformdirs for a folder (many ML images lack it and have the rest).
+OPTIONAL = ("platformdirs",)
 MODULES = {
     "click": "click",
     "packaging": "packaging",
@@ -147,11 +150,15 @@ def unpack(wheels: Path, site: Path) -> bool:
 
 
 def missing_modules(python_version: Optional[str] = None) -> list[str]:
-    """The needed distributions this interpreter cannot import."""
+    """The required distributions this interpreter cannot import."""
     version = python_version or f"{sys.version_info[0]}.{sys.version_info[1]}"
     import importlib.util
 
-    return [n for n in wanted(version) if importlib.util.find_spec(MODULES[n]) is None]
+    return [
+        n
+        for n in wanted(version)
+        if n not in OPTIONAL and importlib.util.find_spec(MODULES[n]) is None
+    ]
 
 
 def size_bytes(wheels: Path) -> int:
