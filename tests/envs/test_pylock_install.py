@@ -163,3 +163,21 @@ def test_conda_lock_reads_and_renders_a_conda_and_pip_file(
         assert f"{record['url']}#{record['md5']}" in explicit
     for wheel in locked.pip:
         assert f"# pip {wheel.name} @ {wheel.url}#sha256={wheel.sha256}" in explicit
+
+
+def test_fetch_then_offline_install_of_a_pylock(
+    install_repos: InstallRepos, tmp_path: Path
+) -> None:
+    lockfile = make_lock(install_repos, tmp_path / "pylock.cpu.toml", jax_plan(), **PIP_LOCK)
+    fetched = gpuenv("fetch", str(lockfile), "-d", str(tmp_path / "wh"))
+    assert fetched.returncode == 0, fetched.stderr
+    assert sorted(p.name for p in (tmp_path / "wh").iterdir() if p.suffix == ".whl") == [
+        "jax-0.4.30-py3-none-any.whl",
+        "numpy-1.26.4-py3-none-any.whl",
+    ]
+    done = gpuenv(
+        "install", str(lockfile), "--name", "off", "--offline", "--from", str(tmp_path / "wh")
+    )
+    assert done.returncode == 0, done.stderr
+    again = gpuenv("install", str(lockfile), "--name", "off")
+    assert again.returncode == 0 and "nothing to do" in again.stdout
