@@ -222,7 +222,9 @@ def verify_steps(
     for n, interp in enumerate(interps[:3]):
         expect = result.out / "verify" / f"expect-{n}.json"
         _save(expect, json.dumps(expectations_for(interp, result.machine, gpu), indent=2))
-        timeout = PROBE_TIMEOUT * len(interp.frameworks) + 30
+        # each probe stops (and says so in the report) before the step as a whole is cut off
+        per_probe = max(10, min(PROBE_TIMEOUT, (budget.left() - 20) / len(interp.frameworks)))
+        timeout = per_probe * len(interp.frameworks) + 20
         argv = steps.gpuenv(
             "verify",
             "--python",
@@ -231,7 +233,7 @@ def verify_steps(
             str(expect),
             "--json",
             "--timeout",
-            str(int(PROBE_TIMEOUT)),
+            str(int(per_probe)),
         )
         step = steps.run_step(f"gpuenv verify {interp.path}", argv, budget, timeout, env)
         result.steps.append(step)
