@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Optional
 
+import pytest
 from detect_fakes import FIXTURES, SMI
 
 from gpuenv.gpucheck import compare, record
@@ -131,3 +132,17 @@ def test_nothing_known_is_unknown_not_agree() -> None:
     found = compare.compare([compare.View("NVML", gpus=(Gpu("X", None),))])
     cc = next(f for f in found if f.topic == "GPU 0 compute capability")
     assert cc.status == "unknown" and not cc.problem
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("not json", "Expecting value"),
+        ('{"fatal": "nvmlInit failed: Driver Not Loaded"}', "Driver Not Loaded"),
+        ("[1, 2]", "not a report"),
+        ('{"gpus": [{"index": 0}]}', "'name'"),
+    ],
+)
+def test_nvml_answers_that_are_not_a_report_are_errors(text: str, message: str) -> None:
+    view = compare.nvml_view({record.NVML_JSON: text})
+    assert view.error is not None and message in view.error and view.gpus == ()

@@ -147,3 +147,23 @@ def test_missing_python_is_a_clear_error(tmp_path: Path) -> None:
     env = dict(os.environ, PYTHON=str(tmp_path / "no-such-python"))
     res = run_script(env=env)
     assert res.returncode == 2 and "not found; set PYTHON" in res.stderr
+
+
+def test_a_full_disk_is_one_message_not_a_traceback(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import errno
+
+    from gpuenv.gpucheck.__main__ import main
+
+    real = Path.write_text
+
+    def full(self: Path, *args: object, **kwargs: object) -> int:
+        if self.name in ("summary.txt", "report.json"):
+            raise OSError(errno.ENOSPC, "No space left on device", str(self))
+        return real(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Path, "write_text", full)
+    assert main(["run", "--out", str(tmp_path / "o"), "--budget", "60"]) == 2
+    err = capsys.readouterr().err
+    assert "No space left on device" in err and "Traceback" not in err

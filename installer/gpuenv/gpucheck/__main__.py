@@ -17,14 +17,14 @@ def _run(args: argparse.Namespace) -> int:
 
     try:
         result = run_check(args.out, budget_s=args.budget, pythons=args.python or ())
-    except (CheckError, OSError) as exc:
+        text = render(result)
+        (args.out / "summary.txt").write_text(text, encoding="utf-8")
+        (args.out / "report.json").write_text(json.dumps(result.to_json(), indent=2) + "\n")
+        if args.archive:
+            archive(args.out)
+    except (CheckError, OSError) as exc:  # OSError: a full disk, a read-only folder
         print(f"gpu-check: {exc}", file=sys.stderr)
         return USAGE_EXIT
-    text = render(result)
-    (args.out / "summary.txt").write_text(text, encoding="utf-8")
-    (args.out / "report.json").write_text(json.dumps(result.to_json(), indent=2) + "\n")
-    if args.archive:
-        archive(args.out)
     sys.stdout.write(text)
     return result.exit_status
 
