@@ -31,7 +31,15 @@ def checked(tmp_path_factory: pytest.TempPathFactory) -> Result:
     site = next((venv / "lib").glob("python3.*/site-packages"))
     (site / "jax").mkdir()
     (site / "jax" / "__init__.py").write_text("raise ImportError('planted: broken jax')\n")
-    return run_check(tmp / "out", environ=env, pythons=[str(venv / "bin" / "python")])
+    # an empty root: no real /proc or /sys leaks in, also on a machine with a real GPU
+    (tmp / "root").mkdir()
+    return run_check(
+        tmp / "out",
+        environ=env,
+        root=tmp / "root",
+        pythons=[str(venv / "bin" / "python")],
+        discover=False,
+    )
 
 
 def test_records_every_source_in_fixture_format(checked: Result) -> None:

@@ -314,7 +314,10 @@ def run_check(
     root: Path = Path("/"),
     environ: Optional[Mapping[str, str]] = None,
     pythons: Sequence[str] = (),
+    discover: bool = True,
 ) -> Result:
+    """The whole check into `out`. `pythons` are verified too; with discover=False, only they
+    (tests on a GPU machine must not pick up its real frameworks)."""
     start = time.monotonic()
     budget = Budget(budget_s)
     prepare_out(out)
@@ -344,7 +347,8 @@ def run_check(
             _save(fixture / "SOURCE", source_text(result))
         machine_file = (fixture if rec.anything else out) / MACHINE_JSON
         resolve_steps(result, machine_file if machine_file.is_file() else None, budget, env)
-        verify_steps(result, candidate_pythons(result.machine, pythons), budget, env)
+        candidates = candidate_pythons(result.machine, pythons) if discover else list(pythons)
+        verify_steps(result, candidates, budget, env)
     finally:
         shutil.rmtree(cache, ignore_errors=True)
     result.seconds = round(time.monotonic() - start, 1)
