@@ -73,6 +73,9 @@ def nvmlDeviceGetCudaComputeCapability(h): return [(8, 9), (6, 1)][h]
 def nvmlDeviceGetMemoryInfo(h): return _Mem([25757220864, 8589934592][h])
 def nvmlDeviceGetPciInfo(h): return _Pci([0x268410DE, 0x1B8010DE][h])
 def nvmlShutdown(): pass
+NVML_DEVICE_ARCH_PASCAL = 4
+NVML_DEVICE_ARCH_ADA = 8
+def nvmlDeviceGetArchitecture(h): return [8, 4][h]
 """
 
 

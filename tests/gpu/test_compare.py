@@ -80,8 +80,8 @@ def test_linux_sources_absent_say_so(tmp_path: Path) -> None:
     assert "/proc/driver/nvidia/version: absent" in rec.notes
 
 
-def _kb(cc: Optional[str]) -> compare.KbGpu:
-    return lambda key: (cc, "kb name") if cc else None
+def _kb(cc: Optional[str], arch: str = "Hopper") -> compare.KbGpu:
+    return lambda key: compare.KbRow(cc, "kb name", arch) if cc else None
 
 
 def _view(source: str, cc: Optional[str], driver: str = "580.159.03") -> compare.View:
@@ -146,3 +146,17 @@ def test_nothing_known_is_unknown_not_agree() -> None:
 def test_nvml_answers_that_are_not_a_report_are_errors(text: str, message: str) -> None:
     view = compare.nvml_view({record.NVML_JSON: text})
     assert view.error is not None and message in view.error and view.gpus == ()
+
+
+def test_architecture_from_nvml_against_the_knowledge_base() -> None:
+    files = {record.NVML_EXTRA_JSON: json.dumps({"gpus": [{"index": 0, "architecture": "HOPPER"}]})}
+    archs = compare.nvml_architectures(files)
+    assert archs == {0: "Hopper"}
+    same = compare.compare([_view("NVML", "9.0")], kb_by_pci=_kb("9.0"), architectures=archs)
+    assert next(f for f in same if f.topic == "GPU 0 architecture").status == "agree"
+    other = compare.compare(
+        [_view("NVML", "9.0")], kb_by_pci=_kb("9.0", "Ada Lovelace"), architectures=archs
+    )
+    found = next(f for f in other if f.topic == "GPU 0 architecture")
+    assert found.problem and found.values["knowledge base (PCI id)"] == "Ada Lovelace"
+    assert compare.nvml_architectures({record.NVML_EXTRA_JSON: "garbage"}) == {}

@@ -85,6 +85,15 @@ def test_the_planted_disagreement_and_only_it_is_reported(checked: Result) -> No
     # the driver's CUDA version, as NVML, nvidia-smi -q, -q -x and the toolkit table see it
     assert topics["driver's CUDA version"].values["nvidia-smi -q -x"] == "12.2"
     assert topics["driver's CUDA version vs knowledge base"].status == "agree"
+    # the extra NVML answers: architecture, against the knowledge base's row for the PCI id
+    assert topics["GPU 0 architecture"].values == {
+        "NVML": "Ada Lovelace",
+        "knowledge base (PCI id)": "Ada Lovelace",
+    }
+    assert topics["GPU 1 architecture"].status == "agree"
+    extra = json.loads((checked.out / "fixture" / "nvml-extra.json").read_text())
+    assert [g["architecture"] for g in extra["gpus"]] == ["ADA", "PASCAL"]
+    assert any("multiprocessors" in e for e in extra["errors"])  # the fake has no such answer
     assert topics["GPU 0 PCI id"].values == {
         "NVML": "10de:2684",
         "nvidia-smi": "10de:2684",

@@ -13,7 +13,7 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 from gpuenv.detect import linux, nvidia_smi, nvml
 from gpuenv.detect._facts import PLACEHOLDER_NAME
@@ -21,10 +21,21 @@ from gpuenv.detect._run import ProbeError
 from gpuenv.gpucheck import record
 from gpuenv.machine import Gpu, Machine, MachineError
 
-# The knowledge base, as the check needs it: (cc, kb name) by PCI id / by name, and the newest
-# CUDA a driver version runs according to the toolkit table.
-KbGpu = Callable[[str], Optional[tuple[str, str]]]
+
+class KbRow(NamedTuple):
+    """A GPU as the knowledge base knows it."""
+
+    compute_capability: str
+    name: str
+    architecture: str = ""
+
+
+# The knowledge base, as the check needs it: the GPU by PCI id / by name, and the newest CUDA a
+# driver version runs according to the toolkit table.
+KbGpu = Callable[[str], Optional[KbRow]]
 KbCuda = Callable[[str], Optional[str]]
+# NVML's architecture names (NVML_DEVICE_ARCH_*) as recipes/gpus.toml spells them
+_ARCH_NAMES = {"ADA": "Ada Lovelace"}
 
 AGREE, DIFFER, UNKNOWN = "agree", "differ", "unknown"
 
@@ -123,6 +134,20 @@ def smi_xml_view(files: Mapping[str, str]) -> View:
     )
 
 
+def nvml_architectures(files: Mapping[str, str]) -> dict[int, str]:
+    """GPU index -> architecture from the extra NVML answers (empty when there are none)."""
+    try:
+        data = json.loads(files.get(record.NVML_EXTRA_JSON) or "{}")
+    except ValueError:
+        return {}
+    out = {}
+    for g in data.get("gpus") or [] if isinstance(data, dict) else []:
+        arch, index = g.get("architecture"), g.get("index")
+        if isinstance(arch, str) and isinstance(index, int):
+            out[index] = _ARCH_NAMES.get(arch.upper(), arch.title())
+    return out
+
+
 def linux_view(files: Mapping[str, str]) -> View:
     """/proc/driver/nvidia (driver, models) and /sys/bus/pci (PCI ids), in bus order."""
     proc = files.get(record.PROC_VERSION)
@@ -176,6 +201,7 @@ def compare(
     kb_by_pci: Optional[KbGpu] = None,
     kb_by_name: Optional[KbGpu] = None,
     kb_cuda: Optional[KbCuda] = None,
+    architectures: Optional[Mapping[int, str]] = None,
 ) -> list[Finding]:
     """Every fact, side by side across the sources that answered (and the knowledge base)."""
     live = [v for v in views if v.error is None]
@@ -209,17 +235,21 @@ def compare(
             None,
         )
         note = []
+        arch: dict[str, Optional[str]] = {"NVML": (architectures or {}).get(i)}
         if kb_by_pci is not None and pci:
             hit = kb_by_pci(pci)
-            cc["knowledge base (PCI id)"] = hit[0] if hit else None
+            cc["knowledge base (PCI id)"] = hit.compute_capability if hit else None
+            arch["knowledge base (PCI id)"] = hit.architecture if hit else None
             if hit is None:
                 note.append(f"PCI id {pci} is not in recipes/gpus.toml")
         if kb_by_name is not None and name:
             hit = kb_by_name(name)
-            cc["knowledge base (name)"] = hit[0] if hit else None
+            cc["knowledge base (name)"] = hit.compute_capability if hit else None
             if hit is None:
                 note.append(f"name {name!r} is not in recipes/gpus.toml")
         out.append(_finding(f"GPU {i} compute capability", cc, "; ".join(note)))
+        if arch["NVML"]:
+            out.append(_finding(f"GPU {i} architecture", arch))
     return out
 
 

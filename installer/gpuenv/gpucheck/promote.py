@@ -19,6 +19,7 @@ from gpuenv.gpucheck.run import FIXTURE, MACHINE_JSON, MACHINE_SMI_JSON
 KNOWN = frozenset(
     {
         record.NVML_JSON,
+        record.NVML_EXTRA_JSON,
         record.SMI_QUERY,
         record.SMI_Q,
         record.SMI_XML,

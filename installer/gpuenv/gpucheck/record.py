@@ -21,12 +21,61 @@ from gpuenv.detect._run import ProbeError, run
 
 # File names inside a recording (and a promoted fixture folder).
 NVML_JSON = "nvml.json"  # the NVML child's report: what nvml.parse_report reads
+NVML_EXTRA_JSON = "nvml-extra.json"  # more NVML answers gpuenv does not use (yet): architecture...
 SMI_QUERY = "nvidia-smi.query.csv"  # --query-gpu=FIELDS --format=csv,noheader,nounits
 SMI_Q = "nvidia-smi.q.txt"  # -q -d COMPUTE: where the probe reads the CUDA version
 SMI_XML = "nvidia-smi.q.xml"  # -q -x: the whole device report
 PROC_VERSION = "proc-driver-version.txt"  # /proc/driver/nvidia/version
 LINUX_JSON = "linux.json"  # /sys/bus/pci NVIDIA devices and /proc/driver/nvidia/gpus/*/information
 RECORDING_JSON = "recording.json"  # how each file was made: argv, exit status, query fields
+
+# Runs in a child like gpuenv.detect.nvml.CHILD_CODE: each answer on its own, never fatal.
+NVML_EXTRA_CODE = r"""
+import ctypes, json, sys
+def s(x):
+    return x.decode("utf-8", "replace") if isinstance(x, bytes) else str(x)
+out = {"gpus": [], "errors": []}
+try:
+    import pynvml
+    if len(sys.argv) > 1 and sys.argv[1]:
+        pynvml.nvmlLib = ctypes.CDLL(sys.argv[1])
+    pynvml.nvmlInit()
+except Exception as e:
+    sys.stdout.write(json.dumps({"fatal": s(e)})); sys.exit(0)
+def names(prefix):
+    return {getattr(pynvml, k): k[len(prefix):] for k in dir(pynvml) if k.startswith(prefix)}
+arch, brand = names("NVML_DEVICE_ARCH_"), names("NVML_BRAND_")
+def ask(where, key, fn):
+    try:
+        where[key] = fn()
+    except Exception as e:
+        out["errors"].append("%s: %s" % (key, s(e)))
+ask(out, "nvml_version", lambda: s(pynvml.nvmlSystemGetNVMLVersion()))
+try:
+    count = pynvml.nvmlDeviceGetCount()
+except Exception as e:
+    count = 0; out["errors"].append("device count: %s" % s(e))
+for i in range(count):
+    g = {"index": i}
+    try:
+        h = pynvml.nvmlDeviceGetHandleByIndex(i)
+    except Exception as e:
+        out["errors"].append("GPU %d: %s" % (i, s(e))); continue
+    a = lambda: pynvml.nvmlDeviceGetArchitecture(h)
+    ask(g, "architecture", lambda: arch.get(a(), str(a())))
+    ask(g, "brand", lambda: brand.get(pynvml.nvmlDeviceGetBrand(h), "?"))
+    ask(g, "bus_id", lambda: s(pynvml.nvmlDeviceGetPciInfo(h).busId))
+    ask(g, "multiprocessors", lambda: int(pynvml.nvmlDeviceGetAttributes(h).multiprocessorCount))
+    ask(g, "mig_mode", lambda: list(pynvml.nvmlDeviceGetMigMode(h)))
+    ask(g, "compute_mode", lambda: int(pynvml.nvmlDeviceGetComputeMode(h)))
+    ask(g, "max_sm_clock_mhz", lambda: int(pynvml.nvmlDeviceGetMaxClockInfo(h, pynvml.NVML_CLOCK_SM)))
+    out["gpus"].append(g)
+try:
+    pynvml.nvmlShutdown()
+except Exception:
+    pass
+sys.stdout.write(json.dumps(out))
+"""
 
 REDACTED = "REDACTED"
 _XML_PRIVATE = re.compile(r"<(serial|uuid|gpu_serial)>[^<]*</\1>")
@@ -91,6 +140,13 @@ def record_nvml(rec: Recording, timeout: float, root: Path, env: Mapping[str, st
         rec.notes.append(f"NVML child exited {res.returncode}: {res.stderr.strip()[-200:]}")
     if res.stdout.strip():
         rec.files[NVML_JSON] = res.stdout if res.stdout.endswith("\n") else res.stdout + "\n"
+    try:
+        extra = run([sys.executable, "-c", NVML_EXTRA_CODE, lib], timeout=timeout, env=env)
+    except ProbeError as exc:
+        rec.notes.append(f"NVML (extra answers): {exc}")
+        return
+    if extra.returncode == 0 and extra.stdout.strip():
+        rec.files[NVML_EXTRA_JSON] = extra.stdout.strip() + "\n"
 
 
 def _smi(

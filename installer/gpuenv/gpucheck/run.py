@@ -117,16 +117,16 @@ def _kb_functions() -> tuple[
     except Exception as exc:  # the check must still report what the machine said
         return None, None, None, f"knowledge base did not load: {exc}"
 
-    def by_pci(pci: str) -> Optional[tuple[str, str]]:
+    def by_pci(pci: str) -> Optional[compare.KbRow]:
         hit = kb.find_gpu(pci_id=pci)
-        return (hit.compute_capability, hit.name) if hit else None
+        return compare.KbRow(hit.compute_capability, hit.name, hit.architecture) if hit else None
 
-    def by_name(name: str) -> Optional[tuple[str, str]]:
+    def by_name(name: str) -> Optional[compare.KbRow]:
         try:
             hit = kb.find_gpu(name=name)
         except LookupError as exc:  # AmbiguousGpu
-            return (f"ambiguous ({exc})", name)
-        return (hit.compute_capability, hit.name) if hit else None
+            return compare.KbRow(f"ambiguous ({exc})", name)
+        return compare.KbRow(hit.compute_capability, hit.name, hit.architecture) if hit else None
 
     def cuda_of(driver: str) -> Optional[str]:
         machine = Machine(
@@ -261,6 +261,7 @@ def source_text(result: Result) -> str:
         f"driver: {drv.get('version')} (CUDA {drv.get('cuda')})",
         "",
         f"{record.NVML_JSON:<28}the NVML child's report (gpuenv.detect.nvml.CHILD_CODE), as printed",
+        f"{record.NVML_EXTRA_JSON:<28}more NVML answers (architecture, brand, bus id, multiprocessors, MIG)",
         f"{record.SMI_QUERY:<28}nvidia-smi {' '.join(steps_query(result))}",
         f"{record.SMI_Q:<28}nvidia-smi -q -d COMPUTE (serials and UUIDs replaced by {record.REDACTED})",
         f"{record.SMI_XML:<28}nvidia-smi -q -x (serials and UUIDs replaced by {record.REDACTED})",
@@ -339,7 +340,8 @@ def run_check(
             if why:
                 result.problems.append(why)
             views = compare.views_of(rec.files, rec.query_fields, machines)
-            result.findings = compare.compare(views, by_pci, by_name, cuda_of)
+            archs = compare.nvml_architectures(rec.files)
+            result.findings = compare.compare(views, by_pci, by_name, cuda_of, archs)
             result.problems += [f.line() for f in result.findings if f.problem]
             result.notes += [f"{v.source}: {v.error}" for v in views if v.error]
             if result.machine is not None and not result.machine.get("gpus"):
