@@ -160,3 +160,19 @@ def test_architecture_from_nvml_against_the_knowledge_base() -> None:
     found = next(f for f in other if f.topic == "GPU 0 architecture")
     assert found.problem and found.values["knowledge base (PCI id)"] == "Ada Lovelace"
     assert compare.nvml_architectures({record.NVML_EXTRA_JSON: "garbage"}) == {}
+
+
+def test_redaction_covers_every_serial_and_uuid() -> None:
+    xml = (
+        "<gpu><serial>1324</serial><uuid>GPU-ab</uuid><product_name>NVIDIA H200</product_name>"
+        "<platformInfo><chassis_serial_number>C-99</chassis_serial_number></platformInfo>"
+        "<mig_device><device_uuid>MIG-1</device_uuid></mig_device></gpu>"
+    )
+    out = record.redact(xml)
+    assert "1324" not in out and "GPU-ab" not in out and "C-99" not in out and "MIG-1" not in out
+    assert "<product_name>NVIDIA H200</product_name>" in out
+    text = "    Serial Number : 1324\n    GPU UUID : GPU-ab\n    Chassis Serial Number : C-9\n"
+    text += "    Product Name : NVIDIA H200\n"
+    out = record.redact(text)
+    assert "1324" not in out and "GPU-ab" not in out and "C-9" not in out
+    assert "Product Name : NVIDIA H200" in out

@@ -78,8 +78,9 @@ sys.stdout.write(json.dumps(out))
 """
 
 REDACTED = "REDACTED"
-_XML_PRIVATE = re.compile(r"<(serial|uuid|gpu_serial)>[^<]*</\1>")
-_TEXT_PRIVATE = re.compile(r"^(\s*(?:Serial Number|GPU UUID|Board Serial|UUID)\s*:\s*).*$", re.M)
+# any element or line whose name says serial or UUID (GPU, board, chassis, MIG device, ...)
+_XML_PRIVATE = re.compile(r"<(\w*(?:serial|uuid)\w*)>[^<]*</\1>", re.I)
+_TEXT_PRIVATE = re.compile(r"^(\s*[^:\n]*(?:Serial|UUID)[^:\n]*:\s*).*$", re.M | re.I)
 
 
 def redact(text: str) -> str:
