@@ -20,6 +20,7 @@ _EXITS = {
     "TargetError": USAGE_EXIT,
     "TargetPlatformError": USAGE_EXIT,
     "LockfileError": USAGE_EXIT,
+    "LockNameError": USAGE_EXIT,
     "EnvironmentNotFound": USAGE_EXIT,
     "StoreInputError": USAGE_EXIT,
     "ResolveError": INFEASIBLE_EXIT,

@@ -123,7 +123,12 @@ class Lab:
     classes: tuple[MachineClass, ...] = field(default=())
 
     def lockfile(self, cls: MachineClass) -> Path:
-        return self.lockfile_dir / f"{cls.name}.lock.yml"
+        """<name>.conda-lock.yml (the name conda-lock and micromamba recognise), or the older
+        <name>.lock.yml where that one exists already."""
+        old = self.lockfile_dir / f"{cls.name}.lock.yml"
+        if old.exists() or old.is_symlink():
+            return old
+        return self.lockfile_dir / f"{cls.name}.conda-lock.yml"
 
     def find_class(self, name: str) -> MachineClass:
         for cls in self.classes:

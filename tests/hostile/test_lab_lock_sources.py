@@ -119,7 +119,7 @@ def test_an_sdist_only_package_is_named_and_never_built(
     assert "FAILED cpu: no wheel of evil for linux-64" in result.stderr
     assert "never builds a source distribution" in result.stderr
     assert "Traceback" not in result.stderr
-    assert not (tmp_path / "lockfiles" / "cpu.lock.yml").exists()
+    assert not (tmp_path / "lockfiles" / "cpu.conda-lock.yml").exists()
 
 
 def test_a_package_with_wheels_for_other_platforms_only_is_named(
@@ -139,7 +139,7 @@ def test_the_lab_locks_when_every_package_has_a_wheel(
     lab.write_text(LAB.format(packages='"numpy"'))
     result = _gpuenv("lock", "--lab", str(lab), env=_env(tmp_path, repos[0].index), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
-    assert (tmp_path / "lockfiles" / "cpu.lock.yml").is_file()
+    assert (tmp_path / "lockfiles" / "cpu.conda-lock.yml").is_file()
 
 
 def _closed_port() -> int:

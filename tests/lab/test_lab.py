@@ -65,6 +65,10 @@ def test_classes_cover_their_ranges(tmp_path: Path, kb) -> None:
     )
     # a range's plan must run on every compute capability in it: one GPU per capability
     assert [g.compute_capability for g in pascal.machine().gpus] == ["6.0", "6.1"]
+    # new lockfiles get the name conda tools recognise; one made before keeps its old name
+    assert lab.lockfile(pascal) == (tmp_path / "locks" / "pascal.conda-lock.yml").resolve()
+    (tmp_path / "locks").mkdir()
+    (tmp_path / "locks" / "pascal.lock.yml").write_text("")
     assert lab.lockfile(pascal) == (tmp_path / "locks" / "pascal.lock.yml").resolve()
 
 

@@ -20,7 +20,7 @@ from installrepos import InstallRepos, build_install_repos, jax_plan, make_lock
 from lockdata import write_valid
 
 REPO = Path(__file__).resolve().parents[2]
-COMMITTED = sorted((REPO / "lockfiles").glob("*.lock.yml"))
+COMMITTED = sorted((REPO / "lockfiles").glob("*lock.yml"))
 
 
 def conda_lock_view(path: Path) -> dict[str, Any]:

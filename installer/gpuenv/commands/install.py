@@ -42,8 +42,9 @@ def install_command(
     from gpuenv.envs.artifacts import artifacts_of, gather
     from gpuenv.envs.transaction import check_location, check_platform, install, up_to_date
     from gpuenv.indexes import user_index_config
+    from gpuenv.lock.load import load_locked
     from gpuenv.lock.pypi import find_uv
-    from gpuenv.lock.read import parse_lockfile, read_lockfile_bytes
+    from gpuenv.lock.read import read_lockfile_bytes
 
     if offline and wheelhouse is None:
         raise click.UsageError("--offline needs --from DIR (a folder filled by `gpuenv fetch`)")
@@ -53,7 +54,7 @@ def install_command(
     if up_to_date(hashlib.sha256(raw).hexdigest(), where):
         click.echo(f"{where.link} is already installed from {lockfile.name}: nothing to do")
         return
-    locked = parse_lockfile(raw, lockfile)
+    locked = load_locked(lockfile, raw)
     check_platform(locked)
     report = Reporter(quiet=quiet)
     files = gather(
@@ -96,9 +97,9 @@ def fetch_command(lockfile: Path, dest: Path, quiet: bool) -> None:
     """Download every file LOCKFILE names into a folder, each checked against its hash."""
     from gpuenv.envs.artifacts import artifacts_of, gather
     from gpuenv.indexes import user_index_config
-    from gpuenv.lock.read import read_lockfile
+    from gpuenv.lock.load import load_locked
 
-    locked = read_lockfile(lockfile)
+    locked = load_locked(lockfile)
     report = Reporter(quiet=quiet)
     files = gather(
         artifacts_of(locked),

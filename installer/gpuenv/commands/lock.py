@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 from typing import Any, Optional
 
@@ -23,14 +24,13 @@ from gpuenv.commands.machine_options import machine_from_options, plan_options
     "-o",
     "--output",
     type=click.Path(path_type=Path, dir_okay=False),
-    default=Path("gpuenv.lock.yml"),
-    show_default=True,
-    help="The lockfile to write.",
+    help="The lockfile to write [default: gpuenv.conda-lock.yml; pylock.toml with --format pylock].",
 )
 @click.option(
     "--portable",
     is_flag=True,
-    help="Record default-index files by project, name and hash, not by host URL.",
+    help="Record default-index files by project, name and hash, not by host URL"
+    " (conda-lock format only).",
 )
 @click.option(
     "--channel", "channels", multiple=True, help="conda channel (repeatable; default conda-forge)."
@@ -47,7 +47,8 @@ from gpuenv.commands.machine_options import machine_from_options, plan_options
     type=click.Choice(["conda-lock", "pylock"]),
     default="conda-lock",
     show_default=True,
-    help="conda-lock v1 file, or PEP 751 pylock.toml (pip-only plans).",
+    help="conda-lock v1 file (*.conda-lock.yml), or PEP 751 pylock.toml (pip-only plans;"
+    " uv and pip install it too).",
 )
 @click.option(
     "--no-probe",
@@ -66,7 +67,9 @@ from gpuenv.commands.machine_options import machine_from_options, plan_options
     help="Lock every machine class of this lab file into its lockfiles folder (portable).",
 )
 @click.option("--class", "class_names", multiple=True, help="With --lab: only these classes.")
+@click.pass_context
 def lock_command(
+    ctx: click.Context,
     requirements: tuple[str, ...],
     machine_file: Optional[Path],
     gpu: Optional[str],
@@ -78,7 +81,7 @@ def lock_command(
     no_gpu: bool,
     require_gpu: bool,
     plan_file: Optional[Path],
-    output: Path,
+    output: Optional[Path],
     portable: bool,
     channels: tuple[str, ...],
     exclude_newer: str,
@@ -92,6 +95,7 @@ def lock_command(
     from gpuenv.indexes import user_index_config
     from gpuenv.lock import LockOptions, check_lockfile, lock_plan
     from gpuenv.lock.conda import DEFAULT_CHANNELS
+    from gpuenv.lock.names import PYLOCK, LockNameError, check_output, default_output
     from gpuenv.recipes import load_knowledge_base
     from gpuenv.resolve import resolve
 
@@ -105,7 +109,18 @@ def lock_command(
     indexes = user_index_config()
     if lab_file is not None:
         raise SystemExit(_lock_lab(lab_file, class_names, check, kb, indexes, channels))
+    output = output or default_output(fmt)
+    try:
+        check_output(fmt, output)
+    except LockNameError as exc:
+        raise click.UsageError(str(exc)) from None
+    if fmt == PYLOCK and portable:
+        raise click.UsageError(
+            "--portable is for conda-lock files: PEP 751 names every wheel by its URL, which uv"
+            " and pip need. Drop --portable, or use --format conda-lock."
+        )
     options = LockOptions(
+        command=regenerate_command(ctx, output),
         output=output,
         channels=channels or DEFAULT_CHANNELS,
         portable=portable,
@@ -193,6 +208,31 @@ def _refuse_beside(
         )
 
 
+def regenerate_command(ctx: click.Context, output: Path) -> str:
+    """`gpuenv lock ...` as given (options at their defaults left out), for the file's header."""
+    parts = ["gpuenv", "lock"]
+    for param in ctx.command.params:
+        value = ctx.params.get(param.name or "")
+        if param.name in ("check", "output"):
+            continue
+        if isinstance(param, click.Argument):
+            parts += [str(v) for v in value or ()]
+            continue
+        if not isinstance(param, click.Option) or value in (None, False, ()):
+            continue
+        if value == param.default and not param.multiple:
+            continue
+        flag = max(param.opts, key=len)
+        if param.is_flag:
+            parts.append(flag)
+        elif param.multiple:
+            for item in value:
+                parts += [flag, str(item)]
+        else:
+            parts += [flag, str(value)]
+    return shlex.join([*parts, "-o", str(output)])
+
+
 def _lock_lab(
     lab_file: Path,
     class_names: tuple[str, ...],
@@ -215,6 +255,7 @@ def _lock_lab(
     statuses: set[int] = set()  # the exit status of each failure
     for cls in classes:
         options = LockOptions(
+            command=shlex.join(["gpuenv", "lock", "--lab", str(lab_file), "--class", cls.name]),
             output=lab.lockfile(cls),
             channels=channels or DEFAULT_CHANNELS,
             portable=True,

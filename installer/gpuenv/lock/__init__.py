@@ -1,6 +1,6 @@
 """lock: a Plan becomes a lockfile: every file, for the target platform, with its hash.
 
-result = lock_plan(plan, LockOptions(output=Path("gpuenv.lock.yml")))
+result = lock_plan(plan, LockOptions(output=Path("gpuenv.conda-lock.yml")))
 """
 
 from __future__ import annotations
@@ -14,7 +14,9 @@ from gpuenv.atomic_write import check_output_path
 from gpuenv.indexes import IndexConfig, user_index_config
 from gpuenv.lock.conda import DEFAULT_CHANNELS, solve_conda
 from gpuenv.lock.errors import LockError
-from gpuenv.lock.lockfile import LockInputs, build_lockfile, read_lockfile, write_lockfile
+from gpuenv.lock.header import conda_lock_header, pylock_header
+from gpuenv.lock.lockfile import PORTABLE_PREFIX, LockInputs, build_lockfile, write_lockfile
+from gpuenv.lock.names import PYLOCK, check_output
 from gpuenv.lock.pypi import compile_pip
 from gpuenv.resolve.plan import Plan
 
@@ -30,6 +32,7 @@ class LockOptions:
     machine_class: Optional[str] = None
     indexes: Optional[IndexConfig] = None  # None: the user's pip/uv configuration
     format: str = "conda-lock"  # or pylock (PEP 751, pip-only plans)
+    command: Optional[str] = None  # the `gpuenv lock ...` that regenerates the file (its header)
 
 
 @dataclass(frozen=True)
@@ -75,21 +78,52 @@ def lock_plan(plan: Plan, options: LockOptions, ideal: Optional[Plan] = None) ->
     indexes = options.indexes or user_index_config()
     inputs = lock_inputs(plan, options, indexes)
     intent = lock_inputs(ideal, options, indexes).digest() if ideal else inputs.digest()
-    if options.format == "pylock" and plan.conda:
+    check_output(options.format, options.output)
+    if options.format == PYLOCK and plan.conda:
         raise LockError(
             "this plan needs conda packages (" + ", ".join(plan.conda) + "); PEP 751 pylock.toml"
             " holds pip packages only: write a conda-lock file instead"
         )
+    if options.format == PYLOCK and options.portable:
+        raise LockError(
+            "--portable cannot be written as pylock.toml: PEP 751 names every wheel by its URL,"
+            " and uv and pip need it. Lock without --portable (the URLs of your index), or"
+            " write a portable conda-lock file (--format conda-lock)."
+        )
     pip_lock = compile_pip(plan, indexes=indexes, exclude_newer=inputs.exclude_newer)
     pip = pip_lock.artifacts
     conda = solve_conda(plan, channels=options.channels)
-    if options.format == "pylock":
-        from gpuenv.lock.pylock_export import write_pylock
+    fallback = plan_changes(ideal, plan) if ideal else []
+    if options.format == PYLOCK:
+        from gpuenv.lock.pylock_export import render_pylock, write_pylock
 
-        write_pylock(plan, pip, options.output)
+        tool = {
+            "platform": plan.platform,
+            "python": plan.python,
+            "accelerator": plan.accelerator,
+            "knowledge-base": plan.knowledge_base,
+            "inputs-hash": inputs.digest(),
+            "intent-hash": intent,
+            "machine-class": options.machine_class,
+            "fallback": "; ".join(fallback) or None,
+        }
+        header = pylock_header(options.output, plan, options.command)
+        text = render_pylock(plan, pip, tool, uv_pylock=pip_lock.uv_pylock, header=header)
+        write_pylock(options.output, text)
     else:
-        fallback = plan_changes(ideal, plan) if ideal else []
-        write_lockfile(build_lockfile(inputs, pip, conda, intent, fallback), options.output)
+        lockfile = build_lockfile(inputs, pip, conda, intent, fallback)
+        portable = sum(
+            1 for p in lockfile.package if p.manager == "pip" and p.url.startswith(PORTABLE_PREFIX)
+        )
+        header = conda_lock_header(
+            options.output,
+            plan,
+            options.command,
+            conda=len(conda),
+            pip=len(pip),
+            portable_pip=portable,
+        )
+        write_lockfile(lockfile, options.output, header)
     return LockResult(
         path=options.output,
         plan=plan,
@@ -107,7 +141,9 @@ def check_lockfile(plan: Plan, options: LockOptions) -> tuple[bool, str]:
     expected = lock_inputs(plan, options, indexes).digest()
     if not options.output.exists():
         return False, f"{options.output} does not exist"
-    locked = read_lockfile(options.output)
+    from gpuenv.lock.load import load_locked
+
+    locked = load_locked(options.output)
     if expected in (locked.intent_hash, locked.inputs_hash):
         return True, f"{options.output} is up to date"
     changes = plan_changes(locked.plan, plan)

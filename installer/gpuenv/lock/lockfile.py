@@ -196,20 +196,23 @@ def _conda_dependencies(depends: list[str]) -> dict[str, str]:
     return out
 
 
-def write_lockfile(lockfile: Any, path: Path) -> None:
+def write_lockfile(lockfile: Any, path: Path, header: str = "") -> None:
     """Write atomically: a half-written lockfile never replaces a good one, and only a regular
-    file or a new path is replaced (gpuenv.atomic_write)."""
+    file or a new path is replaced (gpuenv.atomic_write).
+
+    `header` (comment lines, gpuenv.lock.header) replaces conda-lock's own help text, which
+    tells users to regenerate the file with conda-lock, a command that cannot make it.
+    """
     from gpuenv.atomic_write import atomic_write
 
     write_conda_lock_file = conda_lock_api.load().write_conda_lock_file
-    # conda-lock writes the file name into its help text: atomic_write stages the file under
-    # the final name in a private folder beside the target.
-    atomic_write(
-        Path(path),
-        lambda staged: write_conda_lock_file(
-            lockfile, staged, metadata_choices=None, include_help_text=True
-        ),
-    )
+
+    def write(staged: Path) -> None:
+        write_conda_lock_file(lockfile, staged, metadata_choices=None, include_help_text=False)
+        body = staged.read_text(encoding="utf-8")
+        staged.write_text(header + body, encoding="utf-8")
+
+    atomic_write(Path(path), write)
 
 
 def read_lockfile(path: Path) -> LockedEnvironment:

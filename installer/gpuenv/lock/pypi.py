@@ -14,7 +14,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 from urllib.parse import unquote, urlsplit
 
 from packaging.requirements import Requirement
@@ -65,6 +65,7 @@ class PipLock:
     artifacts: list[PipArtifact]
     notes: tuple[str, ...] = ()
     cutoff_applied: bool = True
+    uv_pylock: Optional[dict[str, Any]] = None  # uv's own PEP 751 output, parsed
 
 
 # uv's words when the cut-off is what made the resolution fail
@@ -135,7 +136,8 @@ def compile_pip(
             done = _run_uv(cmd, sources)
         if done.returncode != 0:
             raise _uv_error(done.stderr, requirements, plan)
-        return PipLock(_artifacts(out.read_text(encoding="utf-8"), routed), notes, cutoff)
+        text = out.read_text(encoding="utf-8")
+        return PipLock(_artifacts(text, routed), notes, cutoff, tomllib.loads(text))
 
 
 def _cutoff_args(exclude_newer: Optional[str], routed: dict[str, str]) -> list[str]:

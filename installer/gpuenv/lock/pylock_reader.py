@@ -1,0 +1,160 @@
+"""Read a gpuenv pylock.toml (PEP 751) as the LockedEnvironment that install and fetch use.
+
+A lock arrives from elsewhere, so nothing in it is trusted: PEP 751's own rules first
+(packaging.pylock), then gpuenv's. The file must carry gpuenv's plan ([tool.gpuenv]), Python
+X.Y, and a known platform. Each package must have exactly one wheel, named by a plain file name
+that matches its URL, with a sha256. No source distributions, VCS checkouts, folders or archives,
+because gpuenv never builds at install time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlsplit
+
+from packaging.pylock import Pylock, PylockValidationError
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+
+from gpuenv.lock.lockfile import LockedEnvironment, LockfileError, PipEntry
+from gpuenv.lock.pylock_export import ENVIRONMENTS, TOOL_FORMAT
+from gpuenv.resolve.plan import Plan
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+MAX_BYTES = 16 * 1024 * 1024  # a lock of a few hundred wheels is well under 1 MiB
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+_PYTHON = re.compile(r"^3\.\d{1,2}$")
+_NOT_WHEELS = ("sdist", "vcs", "directory", "archive")
+_SCHEMES = ("https", "http", "file")
+
+
+def _fail(path: Path, message: str) -> LockfileError:
+    return LockfileError(f"{path}: {message}")
+
+
+def _load(raw: bytes, path: Path) -> dict[str, Any]:
+    if len(raw) > MAX_BYTES:
+        raise _fail(path, f"{len(raw)} bytes; a pylock.toml is far smaller (limit {MAX_BYTES})")
+    try:
+        data = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise _fail(path, f"not a TOML file: {exc}") from exc
+    return data
+
+
+def _tool(path: Path, data: Mapping[str, Any]) -> Mapping[str, Any]:
+    tool = (data.get("tool") or {}).get("gpuenv") if isinstance(data.get("tool"), dict) else None
+    if not isinstance(tool, dict):
+        raise _fail(
+            path,
+            "no [tool.gpuenv] table: this pylock.toml was not written by gpuenv. Install it with"
+            " `uv pip install -r FILE` or `pip install -r FILE`, or lock with `gpuenv lock`.",
+        )
+    if tool.get("format") != TOOL_FORMAT:
+        raise _fail(path, f"[tool.gpuenv] format {tool.get('format')!r} is not {TOOL_FORMAT!r}")
+    return tool
+
+
+def _plan(path: Path, tool: Mapping[str, Any]) -> Plan:
+    text = tool.get("plan")
+    if not isinstance(text, str):
+        raise _fail(path, "[tool.gpuenv] has no plan")
+    try:
+        plan = Plan.from_json(json.loads(text))
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise _fail(path, f"[tool.gpuenv] plan is not a gpuenv plan: {exc}") from exc
+    if not _PYTHON.match(plan.python):
+        raise _fail(path, f"the plan's Python {plan.python!r} is not a version X.Y")
+    if plan.platform not in ENVIRONMENTS:
+        raise _fail(path, f"unknown platform {plan.platform!r}")
+    if tool.get("platform") != plan.platform:
+        raise _fail(path, f"[tool.gpuenv] platform {tool.get('platform')!r} is not the plan's")
+    if plan.conda:
+        raise _fail(path, "the plan needs conda packages, which a pylock.toml cannot hold")
+    return plan
+
+
+def _wheel_entry(path: Path, package: Mapping[str, Any]) -> PipEntry:
+    name = package.get("name")
+    version = package.get("version")
+    if not isinstance(name, str) or not isinstance(version, str):
+        raise _fail(path, "every package needs a name and a version")
+    found = [k for k in _NOT_WHEELS if k in package]
+    if found:
+        raise _fail(path, f"{name}: a {found[0]} entry; gpuenv installs wheels only")
+    wheels = package.get("wheels")
+    if not isinstance(wheels, list) or len(wheels) != 1 or not isinstance(wheels[0], dict):
+        raise _fail(path, f"{name}: needs exactly one wheel (gpuenv locks one per package)")
+    wheel = wheels[0]
+    url = wheel.get("url")
+    if not isinstance(url, str) or urlsplit(url).scheme not in _SCHEMES:
+        raise _fail(path, f"{name}: the wheel needs an http(s) or file URL")
+    filename = unquote(urlsplit(url).path.rsplit("/", 1)[-1])
+    if wheel.get("name", filename) != filename:
+        raise _fail(path, f"{name}: wheel name {wheel.get('name')!r} is not its URL's file")
+    if (
+        not filename.endswith(".whl")
+        or filename.startswith(".")
+        or any(c in filename for c in "/\\\0")
+        or ".." in filename
+    ):
+        raise _fail(path, f"{name}: {filename!r} is not a plain wheel file name")
+    try:
+        wheel_name = parse_wheel_filename(filename)[0]
+    except InvalidWheelFilename as exc:
+        raise _fail(path, f"{name}: {exc}") from exc
+    if wheel_name != canonicalize_name(name):
+        raise _fail(path, f"{name}: its wheel {filename} is another project's")
+    sha = (wheel.get("hashes") or {}).get("sha256")
+    if not isinstance(sha, str) or not _SHA256.match(sha):
+        raise _fail(path, f"{name}: the wheel has no sha256 (64 lower-case hex digits)")
+    return PipEntry(canonicalize_name(name), version, url, sha)
+
+
+def read_pylock(path: Path) -> LockedEnvironment:
+    from gpuenv.lock.read import read_lockfile_bytes
+
+    return parse_pylock(read_lockfile_bytes(Path(path)), Path(path))
+
+
+def parse_pylock(raw: bytes, path: Path) -> LockedEnvironment:
+    """A pylock.toml's bytes (read bounded by the caller) as install sees a lockfile."""
+    data = _load(raw, path)
+    try:
+        Pylock.from_dict(data)
+    except PylockValidationError as exc:
+        raise _fail(path, f"not a valid PEP 751 lock: {exc}") from exc
+    tool = _tool(path, data)
+    plan = _plan(path, tool)
+    requires = data.get("requires-python")
+    if requires != f"=={plan.python}.*":
+        raise _fail(path, f"requires-python {requires!r} is not the plan's =={plan.python}.*")
+    if data.get("environments") != [ENVIRONMENTS[plan.platform]]:
+        raise _fail(path, f"environments do not name the plan's platform ({plan.platform})")
+    pip = [_wheel_entry(path, p) for p in data.get("packages") or []]
+    names = [p.name for p in pip]
+    if len(set(names)) != len(names):
+        raise _fail(path, "a package is listed twice")
+    return LockedEnvironment(
+        path=path,
+        platform=plan.platform,
+        plan=plan,
+        inputs_hash=str(tool.get("inputs-hash") or ""),
+        intent_hash=str(tool.get("intent-hash") or ""),
+        fallback=str(tool.get("fallback") or ""),
+        machine_class=tool.get("machine-class")
+        if isinstance(tool.get("machine-class"), str)
+        else None,
+        conda=(),
+        pip=tuple(sorted(pip, key=lambda p: p.name)),
+        content_sha256=hashlib.sha256(raw).hexdigest(),
+    )
