@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from gpuenv.recipes import load_knowledge_base
-from gpuenv.recipes_check import check
+from gpuenv.recipes.check import check
 
 
 @click.group("recipes")
@@ -23,7 +23,7 @@ def check_command(online: bool, strict: bool) -> None:
     findings = check(kb)
     if online:
         from gpuenv.indexes import default_index_url
-        from gpuenv.recipes_online import compare
+        from gpuenv.recipes.online import compare
 
         index = default_index_url()
         click.echo(f"comparing with {index}", err=True)

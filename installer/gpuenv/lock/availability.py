@@ -21,7 +21,7 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from gpuenv.indexes import IndexConfig, default_index_url
 from gpuenv.machine import Machine
 from gpuenv.recipes import KnowledgeBase
-from gpuenv.recipes_online import fetch_filenames, platform_of
+from gpuenv.recipes.online import fetch_filenames, platform_of
 from gpuenv.resolve.plan import Plan
 from gpuenv.resolve.rules import build_package
 from gpuenv.resolve.target import Availability

@@ -12,9 +12,9 @@ from typing import Optional
 
 from packaging.version import Version
 
-from gpuenv.archs import coverage
 from gpuenv.machine import cc_tuple, parse_driver_version
 from gpuenv.recipes import Build, CudnnRelease, KnowledgeBase, Release, major_minor
+from gpuenv.recipes.archs import coverage
 from gpuenv.resolve.requirements import FrameworkRequirement, Pin, parse_pin
 from gpuenv.resolve.target import Target
 

@@ -12,8 +12,8 @@ from typing import Optional
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
-from gpuenv.recipes import KnowledgeBase, Release
-from gpuenv.recipes_check import Finding
+from gpuenv.recipes.check import Finding
+from gpuenv.recipes.load import KnowledgeBase, Release
 from gpuenv.simple_index import project_files
 
 

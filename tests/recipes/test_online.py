@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpuenv.recipes_online import compare, wheel_pythons
+from gpuenv.recipes.online import compare, wheel_pythons
 
 
 def test_python_lists_come_from_wheel_tags() -> None:

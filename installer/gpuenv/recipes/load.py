@@ -2,7 +2,7 @@
 
 The loader is strict about structure (a missing required field is an error that names the file
 and row) but cheap: resolve calls it on every run. Deeper consistency checks live in
-`gpuenv.recipes_check`.
+`gpuenv.recipes.check`.
 """
 
 from __future__ import annotations
@@ -293,7 +293,7 @@ def recipes_dir() -> Path:
     override = os.environ.get(RECIPES_ENV)
     if override:
         return Path(override)
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parent.parent  # the gpuenv package folder
     packaged = here / "_recipes"
     if packaged.is_dir():
         return packaged
