@@ -33,7 +33,7 @@ def assemble(
     conda: list[str] = []
     companions: list[str] = []
     constraints: list[str] = []
-    warnings: list[str] = explain.driver_warnings(target)
+    warnings: list[str] = [*target.gpu_warnings, *explain.driver_warnings(target)]
     reasons: list[str] = [explain.machine_reason(machine, target)]
     for req, cand in zip(reqs, chosen):
         release, build = cand.release, cand.build

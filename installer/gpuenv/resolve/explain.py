@@ -35,12 +35,13 @@ def driver_warnings(target: Target) -> list[str]:
     branch = target.last_driver_branch
     if not (target.wants_gpu and target.driver and branch and branch.isdigit()):
         return []
-    if target.driver[0] <= int(branch):
+    have = target.driver_branch
+    if have is None or have <= int(branch):
         return []
     return [
-        f"driver {target.driver_text} is newer than R{branch}, the last driver branch that supports"
-        f" {target.generation} GPUs: {target.describe_gpu()} cannot run with it; the plan assumes a"
-        f" driver of the R{branch} branch would be installed"
+        f"driver {target.driver_text} (R{have}) is newer than R{branch}, the last driver branch"
+        f" that supports {target.generation} GPUs: {target.describe_gpu()} cannot run with it; the"
+        f" plan assumes a driver of the R{branch} branch would be installed"
     ]
 
 
@@ -137,8 +138,8 @@ def fixes(chosen: Sequence[Candidate], rejections: list[Rejection], target: Targ
             not cand.on_gpu and target.os_family == "windows" and not target.wsl
         ):
             out.append(
-                f"{cand.framework}: for newer releases on the GPU, use WSL2 (the Linux build runs"
-                " there with this Windows driver)"
+                f"{cand.framework}: for newer releases on the GPU, use WSL2 (it runs the Linux"
+                " builds)"
             )
     return list(dict.fromkeys(out))
 
@@ -148,7 +149,9 @@ def _driver_fixes(framework: str, by_driver: list[Rejection], target: Target) ->
         return []
     branch = target.last_driver_branch
     limit = int(branch) if branch and branch.isdigit() else None
-    reachable = [r for r in by_driver if limit is None or _driver_major(r) <= limit]
+    reachable = [
+        r for r in by_driver if limit is None or target.branch_of(r.needs_driver or "0.0") <= limit
+    ]
     if not reachable:
         need = min(by_driver, key=_driver_key)
         return [
@@ -166,10 +169,6 @@ def _driver_fixes(framework: str, by_driver: list[Rejection], target: Target) ->
 
 def _driver_key(rejection: Rejection) -> tuple[int, ...]:
     return tuple(int(p) for p in (rejection.needs_driver or "0").split("."))
-
-
-def _driver_major(rejection: Rejection) -> int:
-    return _driver_key(rejection)[0]
 
 
 def infeasible(

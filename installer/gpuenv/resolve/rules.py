@@ -18,7 +18,7 @@ from gpuenv.recipes.archs import coverage
 from gpuenv.resolve.requirements import FrameworkRequirement, Pin, parse_pin
 from gpuenv.resolve.target import Target
 
-WINDOWS_NATIVE_HINT = "use WSL2, where the Linux GPU build runs with this Windows driver"
+WINDOWS_NATIVE_HINT = "WSL2 runs the Linux GPU builds (see the plan's advice for what they need)"
 
 
 @dataclass(frozen=True)
@@ -249,12 +249,31 @@ def _check_gpu(
     floor = kb.cuda_majors.get(major)
     own_min = _min_driver(toolkit, target) if toolkit else None
     floor_min = _min_driver_major(floor, target) if floor else None
-    fix = own_min or floor_min
+    fix = _highest(own_min or floor_min, target.generation_min_driver)
     if target.driver is None:
         return reject(
             "driver",
             f"no NVIDIA driver found; CUDA {build.cuda} needs driver ≥ {fix or '?'}",
             needs_driver=fix,
+        )
+    gen_min = target.generation_min_driver
+    if gen_min and target.driver < parse_driver_version(gen_min):
+        # No CUDA build runs: the driver does not know the chip at all.
+        return reject(
+            "driver",
+            f"driver {target.driver_text} predates {target.generation_min_owner} GPUs: they need"
+            f" driver ≥ {gen_min} (R{target.branch_of(gen_min)}, the first branch that supports"
+            " them)",
+            needs_driver=_highest(gen_min, floor_min),
+        )
+    documented = kb.framework_driver(release.framework, _framework_os(target), build.cuda)
+    if documented and target.driver < parse_driver_version(documented.min_driver):
+        where = "WSL2 (the Windows host's driver)" if target.wsl else target.driver_os
+        return reject(
+            "driver",
+            f"{release.framework} documents driver ≥ {documented.min_driver} for its CUDA"
+            f" {major} builds on {where}; driver is {target.driver_text}",
+            needs_driver=documented.min_driver,
         )
     if floor_min and target.driver < parse_driver_version(floor_min):
         return reject(
@@ -298,6 +317,17 @@ def arch_support(build: Build, cc: str) -> Optional[str]:
 
 def _fmt_archs(ccs: tuple[str, ...], prefix: str = "sm_") -> str:
     return ", ".join(prefix + c.replace(".", "") for c in ccs) or "nothing"
+
+
+def _highest(*versions: Optional[str]) -> Optional[str]:
+    known = [v for v in versions if v]
+    return max(known, key=parse_driver_version) if known else None
+
+
+def _framework_os(target: Target) -> str:
+    if target.wsl:
+        return "wsl"
+    return "windows" if target.os_family == "windows" else "linux"
 
 
 def _min_driver(toolkit: object, target: Target) -> Optional[str]:
