@@ -176,3 +176,13 @@ def test_a_gpu_row_must_say_true_or_false(tmp_path, monkeypatch) -> None:
     )
     with pytest.raises(RecipeError, match="confirmed_by_nvidia"):
         load_knowledge_base(root)
+
+
+@pytest.mark.parametrize(
+    ("driver", "flagged"), [("472.50", False), ("474.44", False), ("496.13", True)]
+)
+def test_doctor_reads_windows_drivers_as_branches(kb, describe, driver: str, flagged: bool) -> None:
+    from gpuenv.doctor.machine_checks import _driver_findings
+
+    findings = _driver_findings(kb, describe("Tesla K80", driver, "windows"))
+    assert any(f.code == "driver-beyond-generation" for f in findings) is flagged
