@@ -144,9 +144,12 @@ def _pip_requirements(
     if req.framework == "jax" and "jaxlib" in release.related:
         out.append(PipRequirement(f"jaxlib=={release.related['jaxlib']}", None))
     for project in req.with_projects:
+        if project == "jaxlib":
+            continue  # pinned with every jax release above
         related = release.related.get(project)
-        if related:
-            out.append(PipRequirement(f"{project}=={related}{local}", index))
+        # rules.evaluate rejected every release without it: a requested package is never dropped
+        assert related is not None, f"{project} has no release recorded for {release.version}"
+        out.append(PipRequirement(f"{project}=={related}{local}", index))
     return out
 
 

@@ -18,6 +18,7 @@ from gpuenv.recipes.archs import coverage
 from gpuenv.resolve.requirements import FrameworkRequirement, Pin, parse_pin
 from gpuenv.resolve.target import Target
 
+_FILES = {"torch": "pytorch.toml", "tensorflow": "tensorflow.toml", "jax": "jax.toml"}
 WINDOWS_NATIVE_HINT = "WSL2 runs the Linux GPU builds (see the plan's advice for what they need)"
 
 
@@ -90,6 +91,18 @@ def evaluate(
 
     if not req.allows(release.version):
         return reject("requirement", f"{release.version} does not satisfy {req.text!r}")
+    for project in req.with_projects:
+        # A package asked for by name is planned from data or refused, never dropped.
+        companion = release.related.get(project)
+        if companion is None:
+            return reject(
+                "companion",
+                f"no {project} release is recorded for {release.framework} {release.version}"
+                f" (recipes/{_FILES.get(release.framework, '')}), so {project} cannot be planned"
+                " with it",
+            )
+        if not req.project_allows(project, companion):
+            return reject("requirement", f"its {project} is {companion}, outside {req.text!r}")
     missing = _unavailable(release, build, target)
     if missing:
         return reject("unavailable", missing)
