@@ -35,6 +35,7 @@ def assemble(
     constraints: list[str] = []
     warnings: list[str] = [*target.gpu_warnings, *explain.driver_warnings(target)]
     reasons: list[str] = [explain.machine_reason(machine, target)]
+    sources: list[str] = []
     for req, cand in zip(reqs, chosen):
         release, build = cand.release, cand.build
         frameworks[req.framework] = FrameworkChoice(
@@ -55,6 +56,8 @@ def assemble(
         warnings.extend(cand.warnings)
         warnings.extend(_unverified(cand))
         reasons.append(explain.choice_reason(req, cand, rejections, target))
+        reasons.extend(cand.constraint_reasons)
+        sources.append(explain.choice_sources(cand))
         reasons.extend(explain.windows_last_gpu_reason(kb, cand, rejections, target))
         if target.wants_gpu and not cand.on_gpu:
             warnings.append(
@@ -106,8 +109,11 @@ def assemble(
         warnings=tuple(dict.fromkeys(warnings)),
         reasons=tuple(reasons),
         fixes=tuple(explain.fixes(chosen, rejections, target)),
-        rejected=tuple(RejectedCandidate(r.label, r.rule, r.message) for r in rejections),
+        rejected=tuple(
+            RejectedCandidate(r.label, r.rule, r.message, r.source, r.caveat) for r in rejections
+        ),
         knowledge_base=kb.digest[:16],
+        sources=tuple(sources),
     )
 
 

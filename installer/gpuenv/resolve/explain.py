@@ -73,6 +73,22 @@ def choice_reason(
     return f"{label}: {what}"
 
 
+def choice_sources(cand: Candidate) -> str:
+    """Where the rows behind a choice come from, and whether they were checked."""
+    rows = [("release", cand.release.provenance), ("build", cand.build.provenance)]
+    if cand.on_gpu and cand.build.archs:
+        rows.append(("architectures", cand.build.archs.provenance))
+    parts = []
+    seen: set[str] = set()
+    for what, row in rows:
+        if row.source in seen:
+            continue
+        seen.add(row.source)
+        unverified = " (unverified)" if not row.verified else ""
+        parts.append(f"{what}{unverified}: {row.source}")
+    return f"{cand.label}: " + "; ".join(parts)
+
+
 def newer_rejections(framework: str, version: str, rejections: list[Rejection]) -> list[Rejection]:
     v = Version(version)
     return [
