@@ -21,6 +21,7 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from gpuenv.indexes import IndexConfig, default_index_url
 from gpuenv.machine import Machine
 from gpuenv.recipes import KnowledgeBase
+from gpuenv.recipes.fresh import newer_releases
 from gpuenv.recipes.online import fetch_filenames, platform_of
 from gpuenv.resolve.plan import Plan
 from gpuenv.resolve.rules import build_package
@@ -149,9 +150,10 @@ class SourcedPlan:
     plan: Plan  # what the reachable sources allow
     ideal: Plan  # what `gpuenv resolve` prints: every source reachable
     available: Availability
+    fresh: tuple[str, ...] = ()  # releases the sources publish that the knowledge base lacks
 
     def notes(self) -> list[str]:
-        return unreachable_that_mattered(self.available, self.plan)
+        return [*unreachable_that_mattered(self.available, self.plan), *self.fresh]
 
 
 def resolve_with_sources(
@@ -169,4 +171,5 @@ def resolve_with_sources(
     available = gather(kb, frameworks, machine.platform, config)
     ideal = resolve(machine, requirements, kb=kb, **resolve_args)
     plan = resolve(machine, requirements, kb=kb, available=available, **resolve_args)
-    return SourcedPlan(plan, ideal, available)
+    fresh = newer_releases(kb, frameworks, available.versions)
+    return SourcedPlan(plan, ideal, available, tuple(fresh))
