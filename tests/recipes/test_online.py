@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
+from pathlib import Path
+
 import pytest
 
-from gpuenv.recipes.online import compare, wheel_pythons
+from gpuenv.recipes.online import compare, compare_variants, fetch_filenames, wheel_pythons
+from localrepos import build_simple_index, build_wheel
 
 
 def test_python_lists_come_from_wheel_tags() -> None:
@@ -50,11 +54,6 @@ def test_the_knowledge_base_agrees_with_the_index(gpuenv_cli) -> None:
 
 # --- releases the knowledge base lacks, and builds per variant -------------------------------
 
-import dataclasses  # noqa: E402
-from pathlib import Path  # noqa: E402
-
-from gpuenv.recipes.online import compare_variants, fetch_filenames  # noqa: E402
-from localrepos import build_simple_index, build_wheel  # noqa: E402
 
 PT_INDEX = "https://download.pytorch.org/whl/cu126"
 
