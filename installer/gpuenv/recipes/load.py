@@ -30,7 +30,7 @@ from gpuenv.machine import cc_tuple
 PLATFORMS = ("linux-64", "linux-aarch64", "win-64", "osx-64", "osx-arm64")
 FRAMEWORK_FILES = {"torch": "pytorch.toml", "tensorflow": "tensorflow.toml", "jax": "jax.toml"}
 RECIPES_ENV = "GPUENV_RECIPES"
-_RECORD_SHAPE = 2  # bump when a record gains or loses a field
+_RECORD_SHAPE = 3  # bump when a record gains or loses a field
 _DRIVER_OSES = ("linux", "windows", "wsl")
 
 
@@ -215,8 +215,8 @@ class KnowledgeBase:
     digest: str
     driver_branches: tuple[int, ...] = ()  # ascending: R390, R396, ..., R580, R590, ...
     framework_drivers: tuple[FrameworkDriver, ...] = ()
-    _by_pci: dict[str, list[GpuRecord]] = field(default_factory=dict, repr=False)
-    _by_name: dict[str, list[GpuRecord]] = field(default_factory=dict, repr=False)
+    _by_pci: dict[str, list[GpuRecord]] = field(default_factory=dict, repr=False, init=False)
+    _by_name: dict[str, list[GpuRecord]] = field(default_factory=dict, repr=False, init=False)
 
     def __post_init__(self) -> None:
         for gpu in self.gpus:
