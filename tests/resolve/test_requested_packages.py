@@ -106,3 +106,9 @@ def test_the_cli_exits_3_naming_the_package(tmp_path, gpuenv_cli) -> None:
     )
     assert result.returncode == 3, result.stderr
     assert "torchaudio" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_companion_range_nothing_meets_is_an_error_that_says_so(kb, describe) -> None:
+    machine = describe("GeForce RTX 4090", "580.95.05", "linux")
+    with pytest.raises(ResolveError, match=r"torchaudio==99\.0.*companion in that range"):
+        resolve(machine, ["torchaudio==99.0"], kb=kb)
