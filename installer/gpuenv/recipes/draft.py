@@ -120,8 +120,9 @@ def _get_small(url: str) -> Optional[bytes]:
     except (OSError, WheelReadError):
         return None
     except Exception as exc:  # requests' errors: a missing .metadata file is no error
-        if getattr(getattr(exc, "response", None), "status_code", None) == 404:
-            return None
+        status = getattr(getattr(exc, "response", None), "status_code", None)
+        if isinstance(status, int) and 400 <= status < 500:
+            return None  # absent (404, or 403 from some file hosts): read the wheel instead
         raise
 
 

@@ -128,10 +128,10 @@ class Plan:
             "reasons": list(self.reasons),
             "fixes": list(self.fixes),
             "knowledge_base": self.knowledge_base,
-            "sources": list(self.sources),
         }
-        if with_rejected:
+        if with_rejected:  # explain material: not part of what a lockfile pins
             data["rejected"] = [r.to_json() for r in self.rejected]
+            data["sources"] = list(self.sources)
         return data
 
     def dumps(self) -> str:
