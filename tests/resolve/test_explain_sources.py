@@ -102,6 +102,9 @@ def test_explain_output_numbers_sources_and_survives_json(kb, describe) -> None:
     assert "Sources of the choice:" in text
     again = Plan.from_json(plan.to_json())
     assert again.rejected == plan.rejected and again.sources == plan.sources
+    # what a lockfile pins leaves explanations out: a reworded source changes no lockfile
+    pinned = plan.to_json(with_rejected=False)
+    assert "sources" not in pinned and "rejected" not in pinned
 
 
 def test_explain_cli_cites_sources(gpuenv_cli) -> None:
