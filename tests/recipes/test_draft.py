@@ -195,3 +195,47 @@ def test_the_cli(gpuenv_cli, torch_indexes, tmp_path) -> None:
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     unknown = gpuenv_cli("recipes", "draft", "caffe", "1.0", env=env)
     assert unknown.returncode == 2 and "unknown framework" in unknown.stderr
+
+
+def test_jax_rows_come_from_its_extras_and_plugin(tmp_path, kb) -> None:
+    # jax's own wheel is pure: CUDA comes through the cuda12 extra and the plugin's
+    # "with-cuda" extra, as in jax's METADATA and jax_cuda12_plugin's.
+    jax = build_wheel(
+        tmp_path / "w",
+        "jax",
+        "0.13.0",
+        requires=["jaxlib<=0.13.0,>=0.13.0", "numpy>=2.0"],
+        extras={
+            "cuda12": ["jax-cuda12-plugin[with-cuda]<=0.13.0,>=0.13.0", "jaxlib==0.13.0"],
+            "tpu": ["libtpu==0.0.30"],
+        },
+    )
+    jaxlibs = [
+        build_wheel(tmp_path / "w", "jaxlib", "0.13.0", tag=t)
+        for t in (LINUX, WINDOWS, "cp313-cp313-manylinux_2_27_aarch64")
+    ]
+    plugin = build_wheel(
+        tmp_path / "w",
+        "jax-cuda12-plugin",
+        "0.13.0",
+        tag=LINUX,
+        extras={
+            "with-cuda": ["nvidia-cudnn-cu12<10.0,>=9.10.2.21", "nvidia-cublas-cu12>=12.1.3.1"]
+        },
+    )
+    index = build_simple_index(tmp_path / "index", [jax, *jaxlibs, plugin])
+    doc = tomllib.loads(draft(kb, "jax", "0.13.0", index, variant_indexes=[]))
+    (release,) = doc["release"]
+    assert release["jaxlib"] == "0.13.0"
+    assert release["python"] == {
+        "linux-64": ["3.12"],
+        "linux-aarch64": ["3.13"],
+        "win-64": ["3.12"],
+    }
+    builds = {b["variant"]: b for b in release["build"]}
+    assert set(builds) == {"cpu", "cuda12"}  # tpu is no CUDA extra
+    cuda = builds["cuda12"]
+    assert cuda["extra"] == "cuda12" and cuda["package"] == "jax"
+    assert cuda["cudnn"] == "9.10.2" and cuda["cuda"] == "TODO" and cuda["archs"] == "TODO"
+    assert "nvidia-cudnn-cu12<10.0,>=9.10.2.21" in cuda["pip_libs"]
+    assert "METADATA of jax_cuda12_plugin-0.13.0" in cuda["source"]

@@ -6,7 +6,9 @@ What the index and the wheels say, read without installing anything:
 - each build's METADATA (PEP 658 `.metadata` file when the index has one, else the member read
   out of the wheel with range requests): CUDA library pins (`pip_libs`, the cuDNN version);
 - `torch/version.py` (CUDA version) and TensorFlow's `tensorflow/python/platform/build_info.py`
-  (CUDA, cuDNN, compiled architectures), read with range requests into the wheel.
+  (CUDA, cuDNN, compiled architectures), read with range requests into the wheel;
+- for jax, its pure wheel's extras (cuda12, cuda13), the jaxlib pin and files, and each CUDA
+  plugin's METADATA ("with-cuda" requirements).
 
 The result is TOML for a maintainer to review: every row says where its facts come from, rows
 stay `verified = false`, and what the artifacts cannot tell (torch's architecture list, the
@@ -86,6 +88,8 @@ def draft(
         raise DraftError(f"{version!r}: give the release's public version, without +local")
     listing = lister or _list_files
     fetch = getter or _get_small
+    if framework == "jax":
+        return _draft_jax(fw, wanted, default_index, listing, fetch, reader)
     project = fw.name
     builds: list[_Build] = list(_collect(listing, default_index, project, wanted, None))
     skipped: list[str] = []
@@ -145,7 +149,10 @@ def _collect(
             continue
         local = f"+{version.local}" if version.local else ""
         for tag in tags:
-            for platform in platform_of(tag.platform):
+            # a pure wheel (jax) stands for every platform: kept as "any" to read its METADATA
+            for platform in platform_of(tag.platform) or (
+                ("any",) if tag.platform == "any" else ()
+            ):
                 build = by_key.setdefault(
                     (local, platform),
                     _Build(
@@ -179,7 +186,7 @@ def _merge(builds: list[_Build], facts: dict[int, _Facts]) -> list[_Build]:
 
 
 def _facts(framework: str, build: _Build, fetch: Getter, reader: RangeReader) -> _Facts:
-    platform = next(p for p in _PLATFORM_ORDER if p in build.sample) if build.sample else None
+    platform = next((p for p in (*_PLATFORM_ORDER, "any") if p in build.sample), None)
     if platform is None:
         return _Facts()
     name, url = build.sample[platform]
@@ -371,3 +378,141 @@ def _variant(framework: str, build: _Build, facts: _Facts) -> str:
     if framework == "tensorflow":
         return "cuda"
     return "cu" + facts.cuda.replace(".", "")
+
+
+# --- jax: one pure wheel, CUDA through extras and plugin wheels ------------------------------
+
+_EXTRA = re.compile(r"""extra\s*==\s*["']([^"']+)["']""")
+
+
+def _requirements(metadata: bytes) -> list[tuple[str, Optional[str]]]:
+    """(requirement without marker, the extra it belongs to or None) of a METADATA file."""
+    message = HeaderParser().parsestr(metadata.decode("utf-8", "replace"))
+    out = []
+    for line in message.get_all("Requires-Dist") or []:
+        requirement, _, marker = line.partition(";")
+        extra = _EXTRA.search(marker)
+        out.append((requirement.strip(), extra.group(1) if extra else None))
+    return out
+
+
+def _metadata_of(
+    listing: Lister, index: str, project: str, version: Version, fetch: Getter, reader: RangeReader
+) -> tuple[Optional[bytes], Optional[_Build]]:
+    """METADATA of one of the project's wheels for `version`, and what its files cover."""
+    try:
+        builds = _collect(listing, index, project, version, None)
+    except FileNotFoundError:
+        return None, None
+    if not builds:
+        return None, None
+    merged = builds[0]
+    for b in builds[1:]:
+        merged.platforms |= b.platforms
+        for platform, versions in b.pythons.items():
+            merged.pythons.setdefault(platform, set()).update(versions)
+        for platform, sample in b.sample.items():
+            merged.sample.setdefault(platform, sample)
+    name, url = next(iter(merged.sample.values()))
+    dist, file_version = name.split("-")[:2]
+    metadata = fetch(url + ".metadata") or _member(
+        url, f"{dist}-{file_version}.dist-info/METADATA", reader
+    )
+    return metadata, merged
+
+
+def _draft_jax(
+    fw: Framework,
+    version: Version,
+    index: str,
+    listing: Lister,
+    fetch: Getter,
+    reader: RangeReader,
+) -> str:
+    jax_meta, jax_files = _metadata_of(listing, index, "jax", version, fetch, reader)
+    if jax_meta is None or jax_files is None:
+        raise DraftError(f"no jax {version} wheel with METADATA on the default index")
+    jax_wheel = next(iter(jax_files.sample.values()))[0]
+    requirements = _requirements(jax_meta)
+    jaxlib = next(
+        (
+            m.group(1)
+            for r, extra in requirements
+            if extra is None and (m := re.match(r"^jaxlib\s*(?:==|<=|>=)\s*([0-9][0-9.]*)", r))
+        ),
+        str(version),
+    )
+    _, jaxlib_files = _metadata_of(listing, index, "jaxlib", Version(jaxlib), fetch, reader)
+    pythons = jaxlib_files.pythons if jaxlib_files else {}
+    body = [
+        f"# Drafted by `gpuenv recipes draft jax {version}`: review every row against its source,",
+        "# fill in the TODOs (CUDA, cuDNN and architectures: .bazelrc at the jax-v tag), then set",
+        "# verified = true where you checked the artifact.",
+        "",
+        "[[release]]",
+        f"version = {_q(str(version))}",
+        "# released = YYYY-MM-DD   TODO: the release date",
+        f"jaxlib = {_q(jaxlib)}",
+        f"source = {_q(f'METADATA of {jax_wheel}; Python tags of the jaxlib-{jaxlib}-*.whl files')}",
+        "verified = false",
+        "[release.python]",
+    ]
+    for platform in _PLATFORM_ORDER:
+        if platform in pythons:
+            body.append(f"{platform} = {_list(sorted(pythons[platform], key=_py_key))}")
+    if jaxlib_files:
+        platforms = [p for p in _PLATFORM_ORDER if p in jaxlib_files.platforms]
+        body += [
+            "",
+            "[[release.build]]",
+            'variant = "cpu"',
+            f"platforms = {_list(platforms)}",
+            f"pypi_default = {_list(platforms)}",
+            f"source = {_q(f'Wheel files jaxlib-{jaxlib}-cp*-<platform>.whl on the default index')}",
+            "verified = false",
+        ]
+    extras = [e for r, e in requirements if e and re.fullmatch(r"cuda\d+", e)]
+    for extra in dict.fromkeys(extras):
+        plugin = next(
+            (
+                re.split(r"[\[<>=!~ ;]", r, maxsplit=1)[0]
+                for r, e in requirements
+                if e == extra and re.match(rf"^jax[-_]{extra}[-_]plugin", r)
+            ),
+            None,
+        )
+        if plugin is None:
+            continue
+        meta, files = _metadata_of(listing, index, plugin, version, fetch, reader)
+        if meta is None or files is None:
+            continue
+        libs = [r for r, e in _requirements(meta) if e == "with-cuda" and _CUDA_LIB.match(r)]
+        floor = next(
+            (
+                m.group(1)
+                for lib in libs
+                if (m := re.search(r"nvidia-cudnn-cu\d+.*>=\s*(\d+\.\d+\.\d+)", lib))
+            ),
+            None,
+        )
+        wheel = next(iter(files.sample.values()))[0]
+        body += [
+            "",
+            "[[release.build]]",
+            f"variant = {_q(extra)}",
+            f"platforms = {_list(p for p in _PLATFORM_ORDER if p in files.platforms)}",
+            'cuda = "TODO"  # HERMETIC_CUDA_VERSION in .bazelrc at the jax-v tag',
+        ]
+        if floor:
+            body.append(
+                f"cudnn = {_q(floor)}  # the plugin's floor; the build's own is in .bazelrc"
+            )
+        body += [
+            'archs = "TODO"  # the CUDA compute capabilities in .bazelrc at the jax-v tag',
+            'package = "jax"',
+            f"extra = {_q(extra)}",
+            f"pip_libs = {_list(libs)}",
+            f"source = {_q(f'METADATA of {wheel}, Requires-Dist with extra == with-cuda; METADATA of {jax_wheel}, extra {extra}')}",
+            "verified = false",
+        ]
+    return "\n".join(body) + "\n"
