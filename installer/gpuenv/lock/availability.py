@@ -85,6 +85,7 @@ def _python_of(interpreter: str) -> str:
 def gather(
     kb: KnowledgeBase, frameworks: Iterable[str], platform: str, config: IndexConfig
 ) -> Availability:
+    frameworks = list(frameworks)
     packages = framework_packages(kb, frameworks, platform)
     user_indexes = [config.index_url or default_index_url(), *config.extra_index_urls]
     jobs = [
@@ -118,8 +119,10 @@ def gather(
             for pkg in packages:
                 mine = [f for f in files if _project_of(f) == pkg]
                 found[pkg].add(mine, platform, Path(folder).as_uri())
+    versions = {pkg: {v: tuple(s) for v, s in f.sources.items()} for pkg, f in found.items()}
     return Availability(
-        versions={pkg: {v: tuple(s) for v, s in f.sources.items()} for pkg, f in found.items()},
+        versions=versions,
+        newer=tuple(newer_releases(kb, frameworks, versions)),
         unreachable=tuple(sorted(unreachable.values())),
         pythons={pkg: {v: frozenset(p) for v, p in f.pythons.items()} for pkg, f in found.items()},
     )
@@ -150,7 +153,11 @@ class SourcedPlan:
     plan: Plan  # what the reachable sources allow
     ideal: Plan  # what `gpuenv resolve` prints: every source reachable
     available: Availability
-    fresh: tuple[str, ...] = ()  # releases the sources publish that the knowledge base lacks
+
+    @property
+    def fresh(self) -> tuple[str, ...]:
+        """Releases the sources publish that the knowledge base lacks, one line each."""
+        return self.available.newer
 
     def notes(self) -> list[str]:
         return [*unreachable_that_mattered(self.available, self.plan), *self.fresh]
@@ -171,5 +178,4 @@ def resolve_with_sources(
     available = gather(kb, frameworks, machine.platform, config)
     ideal = resolve(machine, requirements, kb=kb, **resolve_args)
     plan = resolve(machine, requirements, kb=kb, available=available, **resolve_args)
-    fresh = newer_releases(kb, frameworks, available.versions)
-    return SourcedPlan(plan, ideal, available, tuple(fresh))
+    return SourcedPlan(plan, ideal, available)

@@ -204,7 +204,7 @@ def infeasible(
             continue
         # A range typed for torchvision/torchaudio/jaxlib that no recorded release meets.
         ranged = [r for r in mine if r.rule == "requirement" and r.message.startswith("its ")]
-        if ranged and all(r.rule in ("companion", "requirement") for r in mine):
+        if ranged and all(r.rule in ("companion", "requirement", "platform") for r in mine):
             lines.append(
                 f"{req.text}: no {req.framework} release in the knowledge base has a companion"
                 f" in that range; e.g. {ranged[0].label}: {ranged[0].message}"

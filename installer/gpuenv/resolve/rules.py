@@ -124,18 +124,6 @@ def evaluate(
 
     if not req.allows(release.version):
         return reject("requirement", f"{release.version} does not satisfy {req.text!r}")
-    for project in req.with_projects:
-        # A package asked for by name is planned from data or refused, never dropped.
-        companion = release.related.get(project)
-        if companion is None:
-            return reject(
-                "companion",
-                f"no {project} release is recorded for {release.framework} {release.version}"
-                f" (recipes/{_FILES.get(release.framework, '')}), so {project} cannot be planned"
-                " with it",
-            )
-        if not req.project_allows(project, companion):
-            return reject("requirement", f"its {project} is {companion}, outside {req.text!r}")
     missing = _unavailable(release, build, target)
     if missing:
         return reject("unavailable", missing)
@@ -155,6 +143,18 @@ def evaluate(
         return reject(
             "platform", f"no wheels for {target.platform}", incomplete=not release.builds_complete
         )
+    for project in req.with_projects:
+        # A package asked for by name is planned from data or refused, never dropped.
+        companion = release.related.get(project)
+        if companion is None:
+            return reject(
+                "companion",
+                f"no {project} release is recorded for {release.framework} {release.version}"
+                f" (recipes/{_FILES.get(release.framework, '')}), so {project} cannot be planned"
+                " with it",
+            )
+        if not req.project_allows(project, companion):
+            return reject("requirement", f"its {project} is {companion}, outside {req.text!r}")
     warnings: list[str] = []
     companions = list(release.companions) + list(build.companions)
     constraints: list[str] = []

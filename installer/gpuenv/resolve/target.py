@@ -23,6 +23,8 @@ class Availability:
     unreachable: tuple[str, ...] = ()  # sources that did not answer, and why
     # package -> version -> Pythons ("3.11") with a wheel for the platform; "*" for any Python
     pythons: Mapping[str, Mapping[str, frozenset[str]]] = field(default_factory=dict)
+    # One line per framework whose sources publish a release the knowledge base lacks.
+    newer: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
