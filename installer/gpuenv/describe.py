@@ -25,7 +25,7 @@ from gpuenv.machine import (
     parse_driver_version,
 )
 from gpuenv.recipes import KnowledgeBase, major_minor
-from gpuenv.resolve.target import lookup_gpu
+from gpuenv.resolve.target import described_pci_id, lookup_gpu
 
 OS_CHOICES = ("linux", "windows", "wsl", "macos")
 
@@ -108,7 +108,7 @@ def _describe_gpu(kb: KnowledgeBase, text: str) -> Gpu:
         return Gpu(
             name=record.name,
             compute_capability=record.compute_capability,
-            pci_id=f"10de:{record.pci_ids[0]}" if record.pci_ids else None,
+            pci_id=described_pci_id(kb, text, record),
             source="described (--gpu), compute capability from knowledge base",
         )
     if kb.generation_for(cc) is None:

@@ -207,10 +207,11 @@ def _resolve_here(
     args: dict[str, Any] = dict(no_gpu=opts.no_gpu, require_gpu=opts.require_gpu)
     sourced = resolve_with_sources(machine, requirements, kb, indexes, python=opts.python, **args)
     plan = sourced.plan
-    notes: list[str] = []
+    notes: list[str] = list(sourced.fresh)
     changes = plan_changes(sourced.ideal, plan)
     if changes:  # say what the reachable sources changed against what `gpuenv resolve` prints
-        why = "; ".join(sourced.notes()) or "the configured indexes lack the newer files"
+        unreachable = [n for n in sourced.notes() if n not in sourced.fresh]
+        why = "; ".join(unreachable) or "the configured indexes lack the newer files"
         notes.append(f"what the sources publish changed the plan ({'; '.join(changes)}): {why}")
     if opts.lab:
         plan = with_packages(plan, opts.lab.packages)

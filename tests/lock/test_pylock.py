@@ -187,11 +187,20 @@ def test_two_wheels_or_a_duplicate_package_are_refused(tmp_path: Path) -> None:
         read_pylock(write(tmp_path, two))
 
 
-def test_links_folders_and_binary_are_refused(tmp_path: Path) -> None:
+def test_devices_folders_and_binary_are_refused(tmp_path: Path) -> None:
+    # reading through a link is harmless when it leads to a regular file; a link to a device or
+    # a FIFO is refused by the same bounded read as the device itself (never blocked on)
     real = write(tmp_path, good_text(), "pylock.real.toml")
     (tmp_path / "pylock.toml").symlink_to(real)
+    assert load_locked(tmp_path / "pylock.toml").plan.python
+    (tmp_path / "z").mkdir()
+    (tmp_path / "z" / "pylock.toml").symlink_to("/dev/zero")
     with pytest.raises(LockfileError, match="not a regular file"):
-        load_locked(tmp_path / "pylock.toml")
+        load_locked(tmp_path / "z" / "pylock.toml")
+    (tmp_path / "f").mkdir()
+    os.mkfifo(tmp_path / "f" / "pylock.toml")
+    with pytest.raises(LockfileError, match="not a regular file"):
+        load_locked(tmp_path / "f" / "pylock.toml")
     (tmp_path / "d").mkdir()
     (tmp_path / "d" / "pylock.toml").mkdir()
     with pytest.raises(LockfileError, match="not a regular file"):

@@ -64,7 +64,7 @@ def test_arch_support(
 
 
 def test_runtime_arch_lists_follow_the_same_rule() -> None:
-    from gpuenv.archs import from_arch_list
+    from gpuenv.recipes.archs import from_arch_list
     from gpuenv.verify.arch import arch_coverage
 
     sass, ptx = from_arch_list(["sm_50", "sm_90a", "sm_100", "sm_120", "compute_120"])

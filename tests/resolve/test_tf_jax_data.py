@@ -21,7 +21,7 @@ import re
 import pytest
 from packaging.version import Version
 
-from gpuenv.archs import from_arch_list
+from gpuenv.recipes.archs import from_arch_list
 from gpuenv.resolve import RequirementError, ResolveError, resolve
 from gpuenv.resolve.requirements import parse_requirements
 

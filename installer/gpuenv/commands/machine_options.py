@@ -50,7 +50,9 @@ def machine_options(func: F) -> F:
             help="A Machine JSON file (`gpuenv detect --json > m.json`).",
         ),
         click.option(
-            "--gpu", help='Describe the GPU: a name ("GeForce 940M") or a compute capability (6.1).'
+            "--gpu",
+            help='Describe the GPU: a name ("GeForce 940M"), a compute capability (6.1) or a PCI'
+            " id (10de:1347).",
         ),
         click.option("--driver", help="Describe the NVIDIA driver version (457.49, 535.183.01)."),
         click.option(

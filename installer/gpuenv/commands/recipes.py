@@ -5,12 +5,12 @@ from __future__ import annotations
 import click
 
 from gpuenv.recipes import load_knowledge_base
-from gpuenv.recipes_check import check
+from gpuenv.recipes.check import check
 
 
 @click.group("recipes")
 def recipes() -> None:
-    """The knowledge base (recipes/): check it."""
+    """The knowledge base (recipes/): check it, draft rows for a new release."""
 
 
 @recipes.command("check")
@@ -23,7 +23,7 @@ def check_command(online: bool, strict: bool) -> None:
     findings = check(kb)
     if online:
         from gpuenv.indexes import default_index_url
-        from gpuenv.recipes_online import compare
+        from gpuenv.recipes.online import compare
 
         index = default_index_url()
         click.echo(f"comparing with {index}", err=True)
@@ -42,3 +42,38 @@ def check_command(online: bool, strict: bool) -> None:
     click.echo(f"{len(errors)} errors, {len(findings) - len(errors)} warnings ({summary})")
     if errors:
         raise SystemExit(1)
+
+
+@recipes.command("draft")
+@click.argument("framework")
+@click.argument("version")
+@click.option(
+    "--index",
+    "indexes",
+    multiple=True,
+    help="Another per-variant index to read (e.g. a new CUDA folder of the PyTorch index).",
+)
+def draft_command(framework: str, version: str, indexes: tuple[str, ...]) -> None:
+    """Draft the knowledge-base rows of a new FRAMEWORK VERSION from its wheels, for review.
+
+    Reads the default index's and the framework's per-variant indexes' file lists, the wheels'
+    METADATA and (with range requests) torch/version.py or TensorFlow's build_info.py.
+    """
+    from gpuenv.indexes import default_index_url
+    from gpuenv.recipes.draft import DraftError, draft
+
+    kb = load_knowledge_base()
+    if framework not in kb.frameworks:
+        known = ", ".join(sorted(kb.frameworks))
+        raise click.UsageError(f"unknown framework {framework!r}; known: {known}")
+    for index in indexes:
+        if not index.startswith(("https://", "http://", "file://")):
+            raise click.UsageError(f"--index {index!r}: expected an http(s):// or file:// URL")
+    try:
+        text = draft(kb, framework, version, default_index_url(), extra_indexes=indexes)
+    except DraftError as exc:
+        raise click.UsageError(str(exc)) from None
+    except OSError as exc:  # requests' errors are OSErrors too: the index did not answer
+        click.echo(f"gpuenv: error: could not read the index: {exc}", err=True)
+        raise SystemExit(5) from None
+    click.echo(text, nl=False)

@@ -80,7 +80,8 @@ def _driver_findings(kb: KnowledgeBase, machine: Machine) -> list[Finding]:
     findings: list[Finding] = []
     gen = limiting_generation(kb, machine)
     have = driver_tuple(version)
-    if gen is not None and have is not None and have[0] > int(gen.last_driver_branch or 0):
+    branch = kb.driver_branch(have) if have is not None else None  # Windows 472.50 is R470
+    if gen is not None and branch is not None and branch > int(gen.last_driver_branch or 0):
         findings.append(
             Finding(
                 WARN,

@@ -21,7 +21,8 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from gpuenv.indexes import IndexConfig, default_index_url
 from gpuenv.machine import Machine
 from gpuenv.recipes import KnowledgeBase
-from gpuenv.recipes_online import fetch_filenames, platform_of
+from gpuenv.recipes.fresh import newer_releases
+from gpuenv.recipes.online import fetch_filenames, platform_of
 from gpuenv.resolve.plan import Plan
 from gpuenv.resolve.rules import build_package
 from gpuenv.resolve.target import Availability
@@ -84,6 +85,7 @@ def _python_of(interpreter: str) -> str:
 def gather(
     kb: KnowledgeBase, frameworks: Iterable[str], platform: str, config: IndexConfig
 ) -> Availability:
+    frameworks = list(frameworks)
     packages = framework_packages(kb, frameworks, platform)
     user_indexes = [config.index_url or default_index_url(), *config.extra_index_urls]
     jobs = [
@@ -117,8 +119,10 @@ def gather(
             for pkg in packages:
                 mine = [f for f in files if _project_of(f) == pkg]
                 found[pkg].add(mine, platform, Path(folder).as_uri())
+    versions = {pkg: {v: tuple(s) for v, s in f.sources.items()} for pkg, f in found.items()}
     return Availability(
-        versions={pkg: {v: tuple(s) for v, s in f.sources.items()} for pkg, f in found.items()},
+        versions=versions,
+        newer=tuple(newer_releases(kb, frameworks, versions)),
         unreachable=tuple(sorted(unreachable.values())),
         pythons={pkg: {v: frozenset(p) for v, p in f.pythons.items()} for pkg, f in found.items()},
     )
@@ -150,8 +154,13 @@ class SourcedPlan:
     ideal: Plan  # what `gpuenv resolve` prints: every source reachable
     available: Availability
 
+    @property
+    def fresh(self) -> tuple[str, ...]:
+        """Releases the sources publish that the knowledge base lacks, one line each."""
+        return self.available.newer
+
     def notes(self) -> list[str]:
-        return unreachable_that_mattered(self.available, self.plan)
+        return [*unreachable_that_mattered(self.available, self.plan), *self.fresh]
 
 
 def resolve_with_sources(

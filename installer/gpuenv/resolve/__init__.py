@@ -11,7 +11,7 @@ from typing import Optional
 
 from gpuenv.machine import Machine
 from gpuenv.recipes import KnowledgeBase, load_knowledge_base
-from gpuenv.resolve import explain
+from gpuenv.resolve import explain, wsl
 from gpuenv.resolve.assemble import assemble
 from gpuenv.resolve.candidates import candidates
 from gpuenv.resolve.combine import best_combination
@@ -23,7 +23,7 @@ from gpuenv.resolve.requirements import (
     parse_requirements,
 )
 from gpuenv.resolve.rules import Candidate, Rejection
-from gpuenv.resolve.target import Availability, TargetError, build_target
+from gpuenv.resolve.target import Availability, Target, TargetError, build_target
 
 __all__ = ["Availability", "Plan", "RequirementError", "ResolveError", "TargetError", "resolve"]
 
@@ -64,6 +64,50 @@ def resolve(
     """The newest stack that runs on `machine`; `available` (from lock) limits it to what the
     reachable sources publish."""
     kb = kb or load_knowledge_base()
+    plan, _, target = _resolve(
+        machine, requirements, kb, python, no_gpu, require_gpu, gpu_index, available
+    )
+    if target.os_family == "windows" and not target.wsl and target.wants_gpu:
+        advice = wsl.advice(
+            plan,
+            target,
+            lambda m, driver: _resolve_quietly(
+                wsl.as_wsl(m, driver), requirements, kb, python, gpu_index
+            ),
+            machine,
+            kb,
+        )
+        if advice:
+            plan = dataclasses.replace(plan, fixes=wsl.merge(plan.fixes, advice))
+    return plan
+
+
+def _resolve_quietly(
+    machine: Machine,
+    requirements: Sequence[str],
+    kb: KnowledgeBase,
+    python: Optional[str],
+    gpu_index: Optional[int],
+) -> Optional[tuple[Plan, list[Rejection]]]:
+    try:
+        plan, rejections, _ = _resolve(
+            machine, requirements, kb, python, False, False, gpu_index, None
+        )
+    except (ResolveError, TargetError):
+        return None
+    return plan, rejections
+
+
+def _resolve(
+    machine: Machine,
+    requirements: Sequence[str],
+    kb: KnowledgeBase,
+    python: Optional[str],
+    no_gpu: bool,
+    require_gpu: bool,
+    gpu_index: Optional[int],
+    available: Optional[Availability],
+) -> tuple[Plan, list[Rejection], Target]:
     reqs = parse_requirements(list(requirements) or list(DEFAULT_REQUIREMENTS))
     for req in reqs:
         if req.framework not in kb.frameworks:
@@ -112,4 +156,4 @@ def resolve(
             f" ({conflicts[0].message}); this is the newest combination that can"
         )
         plan = dataclasses.replace(plan, reasons=(*plan.reasons, trade))
-    return plan
+    return plan, rejections, target

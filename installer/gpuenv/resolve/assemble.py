@@ -33,8 +33,9 @@ def assemble(
     conda: list[str] = []
     companions: list[str] = []
     constraints: list[str] = []
-    warnings: list[str] = explain.driver_warnings(target)
+    warnings: list[str] = [*target.gpu_warnings, *explain.driver_warnings(target)]
     reasons: list[str] = [explain.machine_reason(machine, target)]
+    sources: list[str] = []
     for req, cand in zip(reqs, chosen):
         release, build = cand.release, cand.build
         frameworks[req.framework] = FrameworkChoice(
@@ -55,6 +56,8 @@ def assemble(
         warnings.extend(cand.warnings)
         warnings.extend(_unverified(cand))
         reasons.append(explain.choice_reason(req, cand, rejections, target))
+        reasons.extend(cand.constraint_reasons)
+        sources.append(explain.choice_sources(cand))
         reasons.extend(explain.windows_last_gpu_reason(kb, cand, rejections, target))
         if target.wants_gpu and not cand.on_gpu:
             warnings.append(
@@ -106,8 +109,11 @@ def assemble(
         warnings=tuple(dict.fromkeys(warnings)),
         reasons=tuple(reasons),
         fixes=tuple(explain.fixes(chosen, rejections, target)),
-        rejected=tuple(RejectedCandidate(r.label, r.rule, r.message) for r in rejections),
+        rejected=tuple(
+            RejectedCandidate(r.label, r.rule, r.message, r.source, r.caveat) for r in rejections
+        ),
         knowledge_base=kb.digest[:16],
+        sources=tuple(sources),
     )
 
 
@@ -144,9 +150,12 @@ def _pip_requirements(
     if req.framework == "jax" and "jaxlib" in release.related:
         out.append(PipRequirement(f"jaxlib=={release.related['jaxlib']}", None))
     for project in req.with_projects:
+        if project == "jaxlib":
+            continue  # pinned with every jax release above
         related = release.related.get(project)
-        if related:
-            out.append(PipRequirement(f"{project}=={related}{local}", index))
+        # rules.evaluate rejected every release without it: a requested package is never dropped
+        assert related is not None, f"{project} has no release recorded for {release.version}"
+        out.append(PipRequirement(f"{project}=={related}{local}", index))
     return out
 
 

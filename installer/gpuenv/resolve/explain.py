@@ -35,12 +35,13 @@ def driver_warnings(target: Target) -> list[str]:
     branch = target.last_driver_branch
     if not (target.wants_gpu and target.driver and branch and branch.isdigit()):
         return []
-    if target.driver[0] <= int(branch):
+    have = target.driver_branch
+    if have is None or have <= int(branch):
         return []
     return [
-        f"driver {target.driver_text} is newer than R{branch}, the last driver branch that supports"
-        f" {target.generation} GPUs: {target.describe_gpu()} cannot run with it; the plan assumes a"
-        f" driver of the R{branch} branch would be installed"
+        f"driver {target.driver_text} (R{have}) is newer than R{branch}, the last driver branch"
+        f" that supports {target.generation} GPUs: {target.describe_gpu()} cannot run with it; the"
+        f" plan assumes a driver of the R{branch} branch would be installed"
     ]
 
 
@@ -70,6 +71,22 @@ def choice_reason(
                 f"; {len(newer)} newer candidates rejected in all ({tally}; see `gpuenv explain`)"
             )
     return f"{label}: {what}"
+
+
+def choice_sources(cand: Candidate) -> str:
+    """Where the rows behind a choice come from, and whether they were checked."""
+    rows = [("release", cand.release.provenance), ("build", cand.build.provenance)]
+    if cand.on_gpu and cand.build.archs:
+        rows.append(("architectures", cand.build.archs.provenance))
+    parts = []
+    seen: set[str] = set()
+    for what, row in rows:
+        if row.source in seen:
+            continue
+        seen.add(row.source)
+        unverified = " (unverified)" if not row.verified else ""
+        parts.append(f"{what}{unverified}: {row.source}")
+    return f"{cand.label}: " + "; ".join(parts)
 
 
 def newer_rejections(framework: str, version: str, rejections: list[Rejection]) -> list[Rejection]:
@@ -137,8 +154,8 @@ def fixes(chosen: Sequence[Candidate], rejections: list[Rejection], target: Targ
             not cand.on_gpu and target.os_family == "windows" and not target.wsl
         ):
             out.append(
-                f"{cand.framework}: for newer releases on the GPU, use WSL2 (the Linux build runs"
-                " there with this Windows driver)"
+                f"{cand.framework}: for newer releases on the GPU, use WSL2 (it runs the Linux"
+                " builds)"
             )
     return list(dict.fromkeys(out))
 
@@ -148,7 +165,9 @@ def _driver_fixes(framework: str, by_driver: list[Rejection], target: Target) ->
         return []
     branch = target.last_driver_branch
     limit = int(branch) if branch and branch.isdigit() else None
-    reachable = [r for r in by_driver if limit is None or _driver_major(r) <= limit]
+    reachable = [
+        r for r in by_driver if limit is None or target.branch_of(r.needs_driver or "0.0") <= limit
+    ]
     if not reachable:
         need = min(by_driver, key=_driver_key)
         return [
@@ -168,10 +187,6 @@ def _driver_key(rejection: Rejection) -> tuple[int, ...]:
     return tuple(int(p) for p in (rejection.needs_driver or "0").split("."))
 
 
-def _driver_major(rejection: Rejection) -> int:
-    return _driver_key(rejection)[0]
-
-
 def infeasible(
     reqs: Sequence[FrameworkRequirement],
     ranked: Sequence[Sequence[Candidate]],
@@ -186,6 +201,14 @@ def infeasible(
         relevant = [r for r in mine if r.rule != "requirement"] or mine
         if not relevant:
             lines.append(f"{req.text}: no release in the knowledge base")
+            continue
+        # A range typed for torchvision/torchaudio/jaxlib that no recorded release meets.
+        ranged = [r for r in mine if r.rule == "requirement" and r.message.startswith("its ")]
+        if ranged and all(r.rule in ("companion", "requirement", "platform") for r in mine):
+            lines.append(
+                f"{req.text}: no {req.framework} release in the knowledge base has a companion"
+                f" in that range; e.g. {ranged[0].label}: {ranged[0].message}"
+            )
             continue
         lines.append(
             f"{req.text}: no release runs here; e.g. {relevant[0].label}: {relevant[0].message}"

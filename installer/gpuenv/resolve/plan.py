@@ -66,9 +66,26 @@ class RejectedCandidate:
     candidate: str
     rule: str
     message: str
+    source: str = ""  # the primary source of the knowledge-base row the rejection rests on
+    caveat: str = ""  # that row is unverified, or rests on data marked incomplete
 
     def to_json(self) -> dict[str, str]:
-        return {"candidate": self.candidate, "rule": self.rule, "message": self.message}
+        data = {"candidate": self.candidate, "rule": self.rule, "message": self.message}
+        if self.source:
+            data["source"] = self.source
+        if self.caveat:
+            data["caveat"] = self.caveat
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RejectedCandidate:
+        return cls(
+            str(data["candidate"]),
+            str(data["rule"]),
+            str(data["message"]),
+            source=str(data.get("source") or ""),
+            caveat=str(data.get("caveat") or ""),
+        )
 
 
 @dataclass(frozen=True)
@@ -90,6 +107,7 @@ class Plan:
     fixes: tuple[str, ...]  # what would give a better stack (driver, WSL2, ...)
     rejected: tuple[RejectedCandidate, ...]
     knowledge_base: str
+    sources: tuple[str, ...] = ()  # the chosen rows' primary sources, one line per choice
 
     def to_json(self, *, with_rejected: bool = True) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -111,8 +129,9 @@ class Plan:
             "fixes": list(self.fixes),
             "knowledge_base": self.knowledge_base,
         }
-        if with_rejected:
+        if with_rejected:  # explain material: not part of what a lockfile pins
             data["rejected"] = [r.to_json() for r in self.rejected]
+            data["sources"] = list(self.sources)
         return data
 
     def dumps(self) -> str:
@@ -141,9 +160,7 @@ class Plan:
             warnings=tuple(data.get("warnings") or []),
             reasons=tuple(data.get("reasons") or []),
             fixes=tuple(data.get("fixes") or []),
-            rejected=tuple(
-                RejectedCandidate(r["candidate"], r["rule"], r["message"])
-                for r in data.get("rejected") or []
-            ),
+            rejected=tuple(RejectedCandidate.from_json(r) for r in data.get("rejected") or []),
             knowledge_base=str(data.get("knowledge_base") or ""),
+            sources=tuple(str(x) for x in data.get("sources") or []),
         )

@@ -47,14 +47,34 @@ def render(plan: Plan, *, explain: bool = False) -> str:
         lines.append("To get more out of this GPU:")
         lines += [f"  > {f}" for f in plan.fixes]
     if explain:
-        lines.append("")
-        lines.append("Rejected candidates (newest first):")
-        shown = [r for r in plan.rejected if r.rule != "requirement"]
-        skipped = len(plan.rejected) - len(shown)
-        lines += [f"  x {r.candidate:<32} {r.rule:<11} {r.message}" for r in shown]
-        if skipped:
-            lines.append(f"  ({skipped} more outside the requested version ranges)")
+        lines += _explain(plan)
     return "\n".join(lines)
+
+
+def _explain(plan: Plan) -> list[str]:
+    """Rejections with the knowledge-base row each rests on: sources are numbered once and
+    cited as [n]; a caveat says when the row is unverified or its builds incomplete."""
+    lines = ["", "Sources of the choice:"]
+    lines += [f"  = {s}" for s in plan.sources]
+    lines += ["", "Rejected candidates (newest first):"]
+    # One line per distinct rejection (a variant recorded per platform is rejected once per row).
+    shown = list(dict.fromkeys(r for r in plan.rejected if r.rule != "requirement"))
+    skipped = sum(1 for r in plan.rejected if r.rule == "requirement")
+    numbers: dict[str, int] = {}
+    for r in shown:
+        cited = ""
+        if r.source:
+            n = numbers.setdefault(r.source, len(numbers) + 1)
+            cited = f" [{n}]"
+        lines.append(f"  x {r.candidate:<32} {r.rule:<11} {r.message}{cited}")
+        if r.caveat:
+            lines.append(f"      ({r.caveat})")
+    if skipped:
+        lines.append(f"  ({skipped} more outside the requested version ranges)")
+    if numbers:
+        lines += ["", "Sources of the rejections:"]
+        lines += [f"  [{n}] {source}" for source, n in numbers.items()]
+    return lines
 
 
 def _gpu_suffix(plan: Plan) -> str:

@@ -19,7 +19,7 @@ _ALIASES: dict[str, tuple[str, str | None]] = {
     "tensorflow-cpu": ("tensorflow", None),
     "tf": ("tensorflow", None),
     "jax": ("jax", None),
-    "jaxlib": ("jax", None),
+    "jaxlib": ("jax", "jaxlib"),
 }
 
 
@@ -84,16 +84,18 @@ def parse_extras(text: str) -> tuple[str, ...]:
 class FrameworkRequirement:
     framework: str  # torch | tensorflow | jax
     specifier: SpecifierSet
-    with_projects: tuple[str, ...]  # torchvision, torchaudio asked for by name
+    with_projects: tuple[str, ...]  # torchvision, torchaudio, jaxlib asked for by name
     text: str
     extras: tuple[str, ...] = ()  # PEP 685 names: jax[cuda12] -> ("cuda12",)
+    # The version ranges typed for those projects ("torchaudio>=2.5"), per project.
+    project_specifiers: tuple[tuple[str, SpecifierSet], ...] = ()
 
     def allows(self, version: str) -> bool:
-        return self.specifier.contains(version, prereleases=False) or (
-            # an explicit pin of a pre-release still counts
-            bool(self.specifier)
-            and self.specifier.contains(version, prereleases=True)
-            and any(s.operator in ("==", "===") for s in self.specifier)
+        return _allows(self.specifier, version)
+
+    def project_allows(self, project: str, version: str) -> bool:
+        return all(
+            _allows(spec, version) for name, spec in self.project_specifiers if name == project
         )
 
     def accepts(self, variant: str, extra: str | None) -> bool:
@@ -107,6 +109,15 @@ def is_framework_name(text: str) -> bool:
     """Whether a requirement names a framework (or a project planned with one)."""
     match = _PIN.match(text)
     return match is not None and canonical_name(match.group(1)) in _ALIASES
+
+
+def _allows(specifier: SpecifierSet, version: str) -> bool:
+    return specifier.contains(version, prereleases=False) or (
+        # an explicit pin of a pre-release still counts
+        bool(specifier)
+        and specifier.contains(version, prereleases=True)
+        and any(s.operator in ("==", "===") for s in specifier)
+    )
 
 
 def parse_requirements(texts: list[str] | tuple[str, ...]) -> tuple[FrameworkRequirement, ...]:
@@ -129,7 +140,8 @@ def parse_requirements(texts: list[str] | tuple[str, ...]) -> tuple[FrameworkReq
             )
         framework, project = _ALIASES[name]
         previous = merged.get(framework)
-        # A torchvision/torchaudio version range is not a torch range: keep only torch's.
+        # A torchvision/torchaudio/jaxlib range is that project's, not the framework's: it
+        # narrows the releases whose recorded companion satisfies it.
         spec = req.specifier if project is None else SpecifierSet()
         projects: tuple[str, ...] = (project,) if project else ()
         extras = parse_extras(text)
@@ -138,11 +150,15 @@ def parse_requirements(texts: list[str] | tuple[str, ...]) -> tuple[FrameworkReq
                 f"{text.strip()!r}: gpuenv plans {project} beside {framework} and cannot honour"
                 f" its extras; ask for {project} without them"
             )
+        project_specs = ((project, req.specifier),) if project and req.specifier else ()
         if previous:
             spec = previous.specifier & spec
             projects = tuple(dict.fromkeys((*previous.with_projects, *projects)))
             extras = tuple(dict.fromkeys((*previous.extras, *extras)))
+            project_specs = (*previous.project_specifiers, *project_specs)
             text = f"{previous.text}, {text}"
-        merged[framework] = FrameworkRequirement(framework, spec, projects, text, extras)
+        merged[framework] = FrameworkRequirement(
+            framework, spec, projects, text, extras, project_specifiers=project_specs
+        )
     order = {"torch": 0, "tensorflow": 1, "jax": 2}
     return tuple(sorted(merged.values(), key=lambda r: order[r.framework]))

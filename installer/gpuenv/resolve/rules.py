@@ -12,13 +12,14 @@ from typing import Optional
 
 from packaging.version import Version
 
-from gpuenv.archs import coverage
 from gpuenv.machine import cc_tuple, parse_driver_version
-from gpuenv.recipes import Build, CudnnRelease, KnowledgeBase, Release, major_minor
+from gpuenv.recipes import Build, CudnnRelease, KnowledgeBase, Release, Sourced, major_minor
+from gpuenv.recipes.archs import coverage
 from gpuenv.resolve.requirements import FrameworkRequirement, Pin, parse_pin
 from gpuenv.resolve.target import Target
 
-WINDOWS_NATIVE_HINT = "use WSL2, where the Linux GPU build runs with this Windows driver"
+_FILES = {"torch": "pytorch.toml", "tensorflow": "tensorflow.toml", "jax": "jax.toml"}
+WINDOWS_NATIVE_HINT = "WSL2 runs the Linux GPU builds (see the plan's advice for what they need)"
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,8 @@ class Candidate:
     companions: tuple[str, ...]  # pins this candidate needs on this target (installed)
     constraints: tuple[str, ...]  # caps on packages it may pull in (cuDNN for old GPUs)
     on_gpu: bool  # False for CPU builds, and for CUDA builds taken to run on the CPU
+    # Why each cap in `constraints` is there, with the row it rests on.
+    constraint_reasons: tuple[str, ...] = ()
 
     @property
     def framework(self) -> str:
@@ -62,10 +65,27 @@ class Rejection:
     rule: str
     message: str
     needs_driver: Optional[str] = None  # the driver that would lift this rejection, if only that
+    source: str = ""  # the knowledge-base row the rejection rests on: its primary source
+    caveat: str = ""  # when that row is unverified, or its builds are recorded as incomplete
 
     @property
     def label(self) -> str:
         return f"{self.framework} {self.version} [{self.variant}]"
+
+
+def cite(row: Sourced, *, incomplete: bool = False) -> tuple[str, str]:
+    """(source, caveat) of a knowledge-base row, for a rejection that rests on it."""
+    caveats = []
+    if incomplete:
+        caveats.append(
+            "rests on data marked incomplete (builds_complete = false): a build missing from"
+            " recipes/ may exist"
+        )
+    if not row.verified:
+        caveats.append(
+            "the row is not verified against its source" + (f" ({row.note})" if row.note else "")
+        )
+    return row.source, "; ".join(caveats)
 
 
 def candidate_label(release: Release, build: Build) -> str:
@@ -83,9 +103,23 @@ def evaluate(
 ) -> Candidate | Rejection:
     """Whether this build runs on the target (on its GPU, or with `on_cpu` on its CPU)."""
 
-    def reject(rule: str, message: str, needs_driver: Optional[str] = None) -> Rejection:
+    def reject(
+        rule: str,
+        message: str,
+        needs_driver: Optional[str] = None,
+        row: Optional[Sourced] = None,
+        incomplete: bool = False,
+    ) -> Rejection:
+        source, caveat = cite(row or release.provenance, incomplete=incomplete)
         return Rejection(
-            release.framework, release.version, build.variant, rule, message, needs_driver
+            release.framework,
+            release.version,
+            build.variant,
+            rule,
+            message,
+            needs_driver,
+            source=source,
+            caveat=caveat,
         )
 
     if not req.allows(release.version):
@@ -97,7 +131,11 @@ def evaluate(
     if missing:
         return reject("unavailable", missing)
     if target.platform not in build.platforms:
-        return reject("platform", _platform_message(kb, target, release, build))
+        return reject(
+            "platform",
+            _platform_message(kb, target, release, build),
+            incomplete=not release.builds_complete,
+        )
     pythons = _available_pythons(release, build, target, _pythons(release, target))
     if not pythons:
         if target.python and release.python.get(target.platform):
@@ -105,10 +143,25 @@ def evaluate(
             return reject(
                 "python", f"no wheels for Python {target.python} on {target.platform} (has {have})"
             )
-        return reject("platform", f"no wheels for {target.platform}")
+        return reject(
+            "platform", f"no wheels for {target.platform}", incomplete=not release.builds_complete
+        )
+    for project in req.with_projects:
+        # A package asked for by name is planned from data or refused, never dropped.
+        companion = release.related.get(project)
+        if companion is None:
+            return reject(
+                "companion",
+                f"no {project} release is recorded for {release.framework} {release.version}"
+                f" (recipes/{_FILES.get(release.framework, '')}), so {project} cannot be planned"
+                " with it",
+            )
+        if not req.project_allows(project, companion):
+            return reject("requirement", f"its {project} is {companion}, outside {req.text!r}")
     warnings: list[str] = []
     companions = list(release.companions) + list(build.companions)
     constraints: list[str] = []
+    constraint_reasons: list[str] = []
     if build.is_gpu and on_cpu:
         warnings.append(
             f"{candidate_label(release, build)} is a CUDA build: it runs on the CPU, and brings"
@@ -122,6 +175,7 @@ def evaluate(
             return outcome
         warnings.extend(outcome[0])
         constraints.extend(outcome[1])
+        constraint_reasons.extend(outcome[2])
     return Candidate(
         release,
         build,
@@ -130,6 +184,7 @@ def evaluate(
         tuple(dict.fromkeys(companions)),
         constraints=tuple(dict.fromkeys(constraints)),
         on_gpu=build.is_gpu and not on_cpu,
+        constraint_reasons=tuple(dict.fromkeys(constraint_reasons)),
     )
 
 
@@ -216,13 +271,23 @@ def _last_gpu_release_on(kb: KnowledgeBase, framework: str, platform: str) -> Op
 
 def _check_gpu(
     kb: KnowledgeBase, target: Target, release: Release, build: Build
-) -> Rejection | tuple[list[str], list[str]]:
+) -> Rejection | tuple[list[str], list[str], list[str]]:
     """Architecture, driver and cuDNN rules for a CUDA build on the target GPU."""
     assert target.cc is not None and build.cuda is not None
 
-    def reject(rule: str, message: str, needs_driver: Optional[str] = None) -> Rejection:
+    def reject(
+        rule: str, message: str, needs_driver: Optional[str] = None, row: Optional[Sourced] = None
+    ) -> Rejection:
+        source, caveat = cite(row or build.provenance)
         return Rejection(
-            release.framework, release.version, build.variant, rule, message, needs_driver
+            release.framework,
+            release.version,
+            build.variant,
+            rule,
+            message,
+            needs_driver,
+            source=source,
+            caveat=caveat,
         )
 
     cc = target.cc
@@ -243,6 +308,7 @@ def _check_gpu(
                 "gpu-arch",
                 f"no kernels for {each_sm}: built for {_fmt_archs(build.archs.sass)}"
                 + (f", PTX {_fmt_archs(build.archs.ptx, 'compute_')}" if build.archs.ptx else ""),
+                row=build.archs.provenance,
             )
         if support == "ptx":
             arch, sm = "ptx", each_sm
@@ -252,18 +318,41 @@ def _check_gpu(
     floor = kb.cuda_majors.get(major)
     own_min = _min_driver(toolkit, target) if toolkit else None
     floor_min = _min_driver_major(floor, target) if floor else None
-    fix = own_min or floor_min
+    fix = _highest(own_min or floor_min, target.generation_min_driver)
     if target.driver is None:
         return reject(
             "driver",
             f"no NVIDIA driver found; CUDA {build.cuda} needs driver ≥ {fix or '?'}",
             needs_driver=fix,
+            row=toolkit.provenance if toolkit else (floor.provenance if floor else None),
+        )
+    gen_min = target.generation_min_driver
+    if gen_min and target.driver < parse_driver_version(gen_min):
+        # No CUDA build runs: the driver does not know the chip at all.
+        return reject(
+            "driver",
+            f"driver {target.driver_text} predates {target.generation_min_owner} GPUs: they need"
+            f" driver ≥ {gen_min} (R{target.branch_of(gen_min)}, the first branch that supports"
+            " them)",
+            needs_driver=_highest(gen_min, floor_min),
+            row=_generation_row(kb, target.generation_min_owner),
+        )
+    documented = kb.framework_driver(release.framework, _framework_os(target), build.cuda)
+    if documented and target.driver < parse_driver_version(documented.min_driver):
+        where = "WSL2 (the Windows host's driver)" if target.wsl else target.driver_os
+        return reject(
+            "driver",
+            f"{release.framework} documents driver ≥ {documented.min_driver} for its CUDA"
+            f" {major} builds on {where}; driver is {target.driver_text}",
+            needs_driver=documented.min_driver,
+            row=documented.provenance,
         )
     if floor_min and target.driver < parse_driver_version(floor_min):
         return reject(
             "driver",
             f"driver {target.driver_text} is older than CUDA {major}.x needs (≥ {floor_min})",
             needs_driver=floor_min,
+            row=floor.provenance if floor else None,
         )
     if own_min and target.driver < parse_driver_version(own_min):
         if arch == "ptx":
@@ -272,6 +361,7 @@ def _check_gpu(
                 f"only PTX for {sm}, and JIT-compiling PTX from CUDA {build.cuda} needs driver"
                 f" ≥ {own_min} (driver is {target.driver_text})",
                 needs_driver=own_min,
+                row=toolkit.provenance if toolkit else None,
             )
         warnings.append(
             f"{candidate_label(release, build)} runs through CUDA minor-version compatibility:"
@@ -286,10 +376,22 @@ def _check_gpu(
         )
 
     cudnn_outcome = _check_cudnn(kb, target, build)
-    if isinstance(cudnn_outcome, str):
-        return reject("cudnn-arch", cudnn_outcome)
-    constraints.extend(cudnn_outcome)
-    return warnings, constraints
+    if isinstance(cudnn_outcome, tuple):
+        message, row = cudnn_outcome
+        return reject("cudnn-arch", message, row=row)
+    reasons = []
+    for pin, first_bad in cudnn_outcome:
+        constraints.append(pin)
+        reasons.append(
+            f"cap {pin}: cuDNN {first_bad.version} and newer have no kernels below compute"
+            f" capability {first_bad.min_compute_capability}, and this GPU is {target.cc}"
+            f" (source: {first_bad.provenance.source})"
+        )
+    return warnings, constraints, reasons
+
+
+def _generation_row(kb: KnowledgeBase, name: Optional[str]) -> Optional[Sourced]:
+    return next((g.provenance for g in kb.generations if g.name == name), None)
 
 
 def arch_support(build: Build, cc: str) -> Optional[str]:
@@ -303,6 +405,17 @@ def _fmt_archs(ccs: tuple[str, ...], prefix: str = "sm_") -> str:
     return ", ".join(prefix + c.replace(".", "") for c in ccs) or "nothing"
 
 
+def _highest(*versions: Optional[str]) -> Optional[str]:
+    known = [v for v in versions if v]
+    return max(known, key=parse_driver_version) if known else None
+
+
+def _framework_os(target: Target) -> str:
+    if target.wsl:
+        return "wsl"
+    return "windows" if target.os_family == "windows" else "linux"
+
+
 def _min_driver(toolkit: object, target: Target) -> Optional[str]:
     value = getattr(toolkit, f"min_driver_{target.driver_os}", None)
     return str(value) if value else None
@@ -313,7 +426,9 @@ def _min_driver_major(major: object, target: Target) -> Optional[str]:
     return str(value) if value else None
 
 
-def _check_cudnn(kb: KnowledgeBase, target: Target, build: Build) -> str | list[str]:
+def _check_cudnn(
+    kb: KnowledgeBase, target: Target, build: Build
+) -> tuple[str, Sourced] | list[tuple[str, CudnnRelease]]:
     """A message when the build's own cuDNN lacks kernels for the GPU; else companion pins.
 
     Pinned cuDNN (torch's ==, TensorFlow's tested version) is checked directly. Open ranges
@@ -330,9 +445,10 @@ def _check_cudnn(kb: KnowledgeBase, target: Target, build: Build) -> str | list[
         ):
             return (
                 f"its cuDNN {build.cudnn} has no kernels below compute capability"
-                f" {release.min_compute_capability}"
+                f" {release.min_compute_capability}",
+                release.provenance,
             )
-    pins: list[str] = []
+    pins: list[tuple[str, CudnnRelease]] = []
     for text in build.pip_libs:
         req = parse_pin(text)
         if not req.name.startswith("nvidia-cudnn-cu"):
@@ -341,8 +457,11 @@ def _check_cudnn(kb: KnowledgeBase, target: Target, build: Build) -> str | list[
         if first_bad is None:
             continue
         if any(s.operator == "==" for s in req.specifier):
-            return f"its cuDNN ({text}) has no kernels for compute capability {target.cc}"
-        pins.append(f"{req.name}<{first_bad.version}")
+            return (
+                f"its cuDNN ({text}) has no kernels for compute capability {target.cc}",
+                first_bad.provenance,
+            )
+        pins.append((f"{req.name}<{first_bad.version}", first_bad))
     return pins
 
 

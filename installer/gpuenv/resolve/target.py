@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Optional
@@ -22,6 +23,8 @@ class Availability:
     unreachable: tuple[str, ...] = ()  # sources that did not answer, and why
     # package -> version -> Pythons ("3.11") with a wheel for the platform; "*" for any Python
     pythons: Mapping[str, Mapping[str, frozenset[str]]] = field(default_factory=dict)
+    # One line per framework whose sources publish a release the knowledge base lacks.
+    newer: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -41,11 +44,26 @@ class Target:
     no_gpu: bool
     require_gpu: bool
     available: Optional[Availability] = None
+    driver_branches: tuple[int, ...] = ()  # known driver branches, oldest first
+    # The newest "first driver" among the planned GPUs' generations (Blackwell: R570), and whose
+    generation_min_driver: Optional[str] = None
+    generation_min_owner: Optional[str] = None
+    gpu_warnings: tuple[str, ...] = ()  # how the GPU was identified, when that is uncertain
 
     @property
     def driver_os(self) -> str:
         """Whose driver tables apply: WSL2 runs the Windows host's driver."""
         return "windows" if self.os_family == "windows" or self.wsl else "linux"
+
+    def branch_of(self, version: str | tuple[int, ...]) -> int:
+        """The driver branch of a version (Windows 472.50 and Linux 470.256.02 are both R470)."""
+        parts = parse_driver_version(version) if isinstance(version, str) else version
+        fitting = [b for b in self.driver_branches if b <= parts[0]]
+        return fitting[-1] if fitting else parts[0]
+
+    @property
+    def driver_branch(self) -> Optional[int]:
+        return self.branch_of(self.driver) if self.driver else None
 
     @property
     def wants_gpu(self) -> bool:
@@ -92,6 +110,8 @@ def build_target(
     )
     gen = kb.generation_for(gpu.compute_capability) if gpu and gpu.compute_capability else None
     driver = machine.driver
+    os_key = "windows" if machine.os.family == "windows" or machine.os.wsl else "linux"
+    floor, owner = _generation_floor(kb, ccs, os_key)
     return Target(
         platform=machine.platform,
         os_family=machine.os.family,
@@ -108,7 +128,31 @@ def build_target(
         no_gpu=no_gpu,
         require_gpu=require_gpu,
         available=available,
+        driver_branches=kb.driver_branches,
+        generation_min_driver=floor,
+        generation_min_owner=owner,
+        gpu_warnings=tuple(
+            w for g in planned if g is not None for w in gpu_identity_warnings(kb, g)
+        ),
     )
+
+
+def _generation_floor(
+    kb: KnowledgeBase, ccs: tuple[str, ...], os_key: str
+) -> tuple[Optional[str], Optional[str]]:
+    """The first driver every planned GPU's generation runs on (the highest of their floors)."""
+    best: Optional[str] = None
+    owner: Optional[str] = None
+    for cc in ccs:
+        gen = kb.generation_for(cc)
+        need = gen.min_driver(os_key) if gen else None
+        if (
+            gen
+            and need
+            and (best is None or parse_driver_version(need) > parse_driver_version(best))
+        ):
+            best, owner = need, gen.name
+    return best, owner
 
 
 def _with_cc(gpu: Gpu, kb: KnowledgeBase) -> Gpu:
@@ -125,10 +169,24 @@ def _with_cc(gpu: Gpu, kb: KnowledgeBase) -> Gpu:
     )
 
 
+_PCI_TEXT = re.compile(r"^(?:(?:0x)?10de:)?(?:0x)?([0-9a-f]{4})$")
+
+
 def lookup_gpu(kb: KnowledgeBase, name: str, pci_id: Optional[str] = None) -> GpuRecord:
-    """A GPU record by PCI id or name, or a TargetError that says how to go on."""
+    """A GPU record by PCI id or name (a name may also be a PCI id: "10de:1380"), or a
+    TargetError that says how to go on."""
+    as_pci = _PCI_TEXT.match(name.strip().lower())
     try:
-        record = kb.find_gpu(name=name, pci_id=pci_id)
+        if as_pci and pci_id is None:
+            record = kb.find_gpu(pci_id=as_pci.group(1))
+            if record is None:
+                raise TargetError(
+                    f"unknown PCI id {name!r}: no NVIDIA GPU in gpuenv's knowledge base has"
+                    " device id " + as_pci.group(1) + "; pass its compute capability instead"
+                    " (e.g. --gpu 6.1; NVIDIA lists them at https://developer.nvidia.com/cuda-gpus)"
+                )
+        else:
+            record = kb.find_gpu(name=name, pci_id=pci_id)
     except AmbiguousGpu as exc:
         raise TargetError(str(exc)) from None
     if record is None:
@@ -139,6 +197,51 @@ def lookup_gpu(kb: KnowledgeBase, name: str, pci_id: Optional[str] = None) -> Gp
             " (`nvidia-smi --query-gpu=name --format=csv` prints it)."
         )
     return record
+
+
+def described_pci_id(kb: KnowledgeBase, text: str, record: GpuRecord) -> Optional[str]:
+    """The PCI id a `--gpu` text pins down: the one typed, or the row's when the name means one
+    chip only; None when the name was read as one of several chips (the plan says so)."""
+    as_pci = _PCI_TEXT.match(text.strip().lower())
+    if as_pci:
+        return f"10de:{as_pci.group(1)}"
+    match = kb.match_gpu(name=text)
+    if match is None or match.unconfirmed or not record.pci_ids:
+        return None
+    return f"10de:{record.pci_ids[0]}"
+
+
+def gpu_identity_warnings(kb: KnowledgeBase, gpu: Gpu) -> list[str]:
+    """When a GPU known only by name was taken for the chip NVIDIA's tables confirm, say which
+    other chips carry that name and how to plan for one of them instead."""
+    if gpu.pci_id or not gpu.name:
+        return []
+    try:
+        match = kb.match_gpu(name=gpu.name)
+    except AmbiguousGpu:
+        return []
+    if match is None or not match.unconfirmed:
+        return []
+    chosen = match.record
+    others = "; ".join(
+        f"{o.chip} {o.kind}, compute capability {o.compute_capability}"
+        f" (PCI {', '.join('10de:' + p for p in o.pci_ids)})"
+        for o in match.unconfirmed
+    )
+    flags = ", ".join(
+        dict.fromkeys(
+            f"--gpu {o.compute_capability} or --gpu 10de:{o.pci_ids[0]}"
+            for o in match.unconfirmed
+            if o.pci_ids
+        )
+    )
+    return [
+        f"{gpu.name!r} was planned as the {chosen.chip} (compute capability"
+        f" {chosen.compute_capability}), the chip NVIDIA's name tables list under that name;"
+        f" other boards sold under it: {others}, which NVIDIA's tables do not list. If yours is"
+        f" one of them, plan with {flags} (`nvidia-smi --query-gpu=pci.device_id --format=csv`"
+        " prints the PCI id)"
+    ]
 
 
 def _python_pin(python: Optional[str]) -> Optional[str]:

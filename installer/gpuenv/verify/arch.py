@@ -7,11 +7,11 @@ from typing import Optional
 
 from packaging.version import InvalidVersion, Version
 
-from gpuenv.archs import coverage, from_arch_list
+from gpuenv.recipes.archs import coverage, from_arch_list
 
 
 def arch_coverage(arch_list: Sequence[str], cc: str) -> Optional[str]:
-    """'sass', 'ptx' or None (gpuenv.archs' rule) for an arch list as torch reports it."""
+    """'sass', 'ptx' or None (gpuenv.recipes.archs' rule) for an arch list as torch reports it."""
     sass, ptx = from_arch_list(arch_list)
     return coverage(sass, ptx, cc)
 

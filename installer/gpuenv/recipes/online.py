@@ -1,7 +1,10 @@
 """`gpuenv recipes check --online`: the knowledge base against what the index publishes.
 
 Reads the configured index's simple API (PEP 691 JSON, PEP 503 HTML as a fallback) and compares
-release lists and, per platform, the Python versions that have wheels.
+release lists and, per platform, the Python versions that have wheels. A final release newer
+than the knowledge base's newest is an error (plans cannot use it until it is recorded). Where
+builds come from their own index (the PyTorch index's cu126, cu128, ... folders) and it answers,
+the builds per release, variant and platform are compared too.
 """
 
 from __future__ import annotations
@@ -12,8 +15,8 @@ from typing import Optional
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
-from gpuenv.recipes import KnowledgeBase, Release
-from gpuenv.recipes_check import Finding
+from gpuenv.recipes.check import Finding
+from gpuenv.recipes.load import Build, Framework, KnowledgeBase, Release
 from gpuenv.simple_index import project_files
 
 
@@ -69,6 +72,13 @@ _PLATFORM_PROJECT = {"jax": "jaxlib"}
 
 def compare(kb: KnowledgeBase, index_url: str, fetch: Optional[object] = None) -> list[Finding]:
     getter = fetch or fetch_filenames
+    findings = _compare_default_index(kb, index_url, getter)
+    for fw in kb.frameworks.values():
+        findings += compare_variants(fw, getter)
+    return findings
+
+
+def _compare_default_index(kb: KnowledgeBase, index_url: str, getter: object) -> list[Finding]:
     findings: list[Finding] = []
     for fw in kb.frameworks.values():
         project = fw.name
@@ -125,6 +135,22 @@ def _compare_framework(
         ):
             out.append(
                 Finding(
+                    "error",
+                    file,
+                    f"{project} {version} is on the index but not in the knowledge base (newest"
+                    f" recorded: {newest_known}); plans cannot use it until it is recorded"
+                    f" (`gpuenv recipes draft {project} {version}` drafts its rows)",
+                )
+            )
+        elif (
+            newest_known
+            and min(known) < version < newest_known
+            and version not in known
+            and not version.local
+            and not version.is_prerelease
+        ):
+            out.append(
+                Finding(
                     "warning",
                     file,
                     f"{project} {version} is on the index but not in the knowledge base",
@@ -168,4 +194,83 @@ def _default_index_platforms(rel: Release) -> set[str]:
         if build.index is None:
             out.update(build.platforms)
         out.update(build.pypi_default)
+    return out
+
+
+def compare_variants(fw: Framework, getter: object) -> list[Finding]:
+    """Builds per release, variant and platform against the indexes that publish them (the
+    PyTorch index's per-CUDA folders). An unreachable index is a warning: nothing compared."""
+    by_index: dict[str, list[tuple[Release, Build]]] = {}
+    for rel in fw.releases:
+        for build in rel.builds:
+            package = build.package or rel.package or fw.name
+            if build.index and build.local and package == fw.name:
+                by_index.setdefault(build.index, []).append((rel, build))
+    out: list[Finding] = []
+    known = {Version(r.version): r for r in fw.releases}
+    for index, rows in sorted(by_index.items()):
+        try:
+            files = getter(index, fw.name)  # type: ignore[operator]
+        except Exception as exc:
+            out.append(
+                Finding(
+                    "warning",
+                    fw.file,
+                    f"could not read {fw.name} from {index} ({type(exc).__name__}); its"
+                    " builds were not compared",
+                )
+            )
+            continue
+        published = _published_builds(files)
+        recorded = {
+            (Version(rel.version), build.local, platform): rel
+            for rel, build in rows
+            for platform in build.platforms
+        }
+        locals_here = {build.local for _, build in rows}
+        for (version, local, platform), rel in sorted(recorded.items(), key=str):
+            if (version, local, platform) not in published:
+                out.append(
+                    Finding(
+                        "error",
+                        f"{fw.file} {rel.version} [{local.lstrip('+')}]",
+                        f"recorded for {platform}, but {index} has no {fw.name}"
+                        f" {version}{local} wheel for it",
+                    )
+                )
+        for version, local, platform in sorted(published, key=str):
+            release = known.get(version)
+            if release is None or local not in locals_here:
+                continue
+            if (version, local, platform) in recorded:
+                continue
+            level = "error" if release.builds_complete else "warning"
+            why = "" if release.builds_complete else " (marked builds_complete = false)"
+            out.append(
+                Finding(
+                    level,
+                    f"{fw.file} {release.version} [{local.lstrip('+')}]",
+                    f"{index} has {fw.name} {version}{local} for {platform}; the knowledge base"
+                    f" records no such build{why}",
+                )
+            )
+    return out
+
+
+def _published_builds(filenames: Iterable[str]) -> set[tuple[Version, str, str]]:
+    """(public version, "+local", platform) of every wheel on a per-variant index."""
+    out: set[tuple[Version, str, str]] = set()
+    for name in filenames:
+        if not name.endswith(".whl"):
+            continue
+        try:
+            _, version, _, tags = parse_wheel_filename(name)
+        except (InvalidWheelFilename, InvalidVersion):
+            continue
+        if not version.local:
+            continue
+        public = Version(version.public)
+        for tag in tags:
+            for platform in platform_of(tag.platform):
+                out.add((public, f"+{version.local}", platform))
     return out

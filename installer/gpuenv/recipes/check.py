@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from packaging.requirements import InvalidRequirement, Requirement
 
 from gpuenv.machine import MachineError, parse_compute_capability, parse_driver_version
-from gpuenv.recipes import KnowledgeBase, Sourced, major_minor
+from gpuenv.recipes.load import KnowledgeBase, Sourced, major_minor
 
 _PCI = re.compile(r"^[0-9a-f]{4}$")
 _PY = re.compile(r"^3\.\d{1,2}$")
@@ -135,6 +135,38 @@ def _check_gpus(kb: KnowledgeBase) -> list[Finding]:
             by_pci[pci] = gpu.compute_capability
     if not kb.gpus:
         out.append(Finding("error", "gpus.toml", "no [[gpu]] rows"))
+    out += _unconfirmed_names(kb)
+    return out
+
+
+def _unconfirmed_names(kb: KnowledgeBase) -> list[Finding]:
+    """A row NVIDIA's tables do not confirm must say so and why; a name lookup must never fall
+    on it alone (then nothing confirmed stands behind the name's compute capability)."""
+    out: list[Finding] = []
+    for gpu in kb.gpus:
+        if gpu.confirmed_by_nvidia:
+            continue
+        where = f"gpus.toml {gpu.name!r} ({', '.join(gpu.pci_ids)})"
+        if gpu.provenance.verified or not gpu.provenance.note:
+            out.append(
+                Finding(
+                    "error",
+                    where,
+                    "confirmed_by_nvidia = false needs verified = false and a note saying why",
+                )
+            )
+        confirmed = [
+            g for g in kb.gpus if g.confirmed_by_nvidia and g.name == gpu.name and g is not gpu
+        ]
+        if not confirmed:
+            out.append(
+                Finding(
+                    "warning",
+                    where,
+                    "no row NVIDIA's tables confirm carries this name: a lookup by name relies on"
+                    " this unconfirmed row",
+                )
+            )
     return out
 
 

@@ -2,7 +2,7 @@
 
 The loader is strict about structure (a missing required field is an error that names the file
 and row) but cheap: resolve calls it on every run. Deeper consistency checks live in
-`gpuenv.recipes_check`.
+`gpuenv.recipes.check`.
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ from gpuenv.machine import cc_tuple
 PLATFORMS = ("linux-64", "linux-aarch64", "win-64", "osx-64", "osx-arm64")
 FRAMEWORK_FILES = {"torch": "pytorch.toml", "tensorflow": "tensorflow.toml", "jax": "jax.toml"}
 RECIPES_ENV = "GPUENV_RECIPES"
+_RECORD_SHAPE = 3  # bump when a record gains or loses a field
+_DRIVER_OSES = ("linux", "windows", "wsl")
 
 
 class RecipeError(ValueError):
@@ -125,6 +127,24 @@ class Generation:
     last_driver_branch: Optional[str]
     max_cuda: Optional[str]
     provenance: Sourced
+    # The first driver that supports the generation at all (Blackwell: R570), per OS.
+    min_driver_linux: Optional[str] = None
+    min_driver_windows: Optional[str] = None
+
+    def min_driver(self, driver_os: str) -> Optional[str]:
+        return self.min_driver_windows if driver_os == "windows" else self.min_driver_linux
+
+
+@dataclass(frozen=True)
+class FrameworkDriver:
+    """A framework's own documented driver floor for its CUDA builds on one OS (TensorFlow
+    documents a Windows driver >= 528.33 for WSL2)."""
+
+    framework: str
+    os: str  # linux | windows | wsl
+    cuda_major: int
+    min_driver: str
+    provenance: Sourced
 
 
 @dataclass(frozen=True)
@@ -146,26 +166,41 @@ class GpuRecord:
     chip: str
     kind: str
     provenance: Sourced
+    # False where only pci.ids names this chip so: NVIDIA's own name tables do not list it.
+    confirmed_by_nvidia: bool = True
 
 
 class AmbiguousGpu(LookupError):
-    """A name shared by chips of different compute capability."""
+    """A name that NVIDIA's tables give to chips of different compute capability."""
 
     def __init__(self, name: str, candidates: tuple[GpuRecord, ...]) -> None:
         self.name = name
         self.candidates = candidates
-        options = ", ".join(
-            sorted(
-                {
-                    f"{c.compute_capability} ({c.chip}, PCI {'/'.join(c.pci_ids)})"
-                    for c in candidates
-                }
+        ccs = sorted({c.compute_capability for c in candidates}, key=cc_tuple)
+        options = "; ".join(
+            f"{cc}: "
+            + ", ".join(
+                f"{c.chip} {c.kind} (PCI {', '.join('10de:' + p for p in c.pci_ids)})"
+                for c in candidates
+                if c.compute_capability == cc
             )
+            for cc in ccs
         )
+        flags = " or ".join(f"--gpu {cc}" for cc in ccs)
         super().__init__(
-            f"{name!r} is sold with different chips: {options}; pass the compute capability"
-            " (e.g. --gpu 3.5) or describe the machine with its PCI id"
+            f"{name!r} is sold with chips of different compute capability ({options}); pass"
+            f" yours: {flags}, or its PCI id (e.g. --gpu 10de:{candidates[0].pci_ids[0]};"
+            " `nvidia-smi --query-gpu=pci.device_id --format=csv` prints it)"
         )
+
+
+@dataclass(frozen=True)
+class GpuMatch:
+    """The GPU a name or PCI id stands for, and the other chips sold under that name that
+    NVIDIA's tables do not confirm (the plan warns about them)."""
+
+    record: GpuRecord
+    unconfirmed: tuple[GpuRecord, ...] = ()
 
 
 @dataclass
@@ -178,8 +213,10 @@ class KnowledgeBase:
     cudnn: dict[str, CudnnRelease]
     gpus: tuple[GpuRecord, ...]
     digest: str
-    _by_pci: dict[str, list[GpuRecord]] = field(default_factory=dict, repr=False)
-    _by_name: dict[str, list[GpuRecord]] = field(default_factory=dict, repr=False)
+    driver_branches: tuple[int, ...] = ()  # ascending: R390, R396, ..., R580, R590, ...
+    framework_drivers: tuple[FrameworkDriver, ...] = ()
+    _by_pci: dict[str, list[GpuRecord]] = field(default_factory=dict, repr=False, init=False)
+    _by_name: dict[str, list[GpuRecord]] = field(default_factory=dict, repr=False, init=False)
 
     def __post_init__(self) -> None:
         for gpu in self.gpus:
@@ -194,22 +231,37 @@ class KnowledgeBase:
     ) -> Optional[GpuRecord]:
         """The GPU by PCI device id first (unambiguous), then by name; None when unknown.
 
-        Raises AmbiguousGpu when only a name is known and it covers chips of different compute
-        capability (GeForce GT 730 is Fermi, or Kepler).
-        """
+        Raises AmbiguousGpu when only a name is known and NVIDIA's tables give it to chips of
+        different compute capability (GeForce GT 730 is Fermi, or Kepler)."""
+        match = self.match_gpu(name, pci_id)
+        return match.record if match else None
+
+    def match_gpu(
+        self, name: Optional[str] = None, pci_id: Optional[str] = None
+    ) -> Optional[GpuMatch]:
+        """Like find_gpu, and says which other chips the name may mean.
+
+        A name shared by chips of different compute capability means the chip that NVIDIA's
+        own name tables list under it when only one compute capability is so confirmed (the
+        retail GTX 750 Ti, GM107, not the GK106 board only pci.ids names so)."""
         if pci_id:
             device = pci_id.lower().split(":")[-1].removeprefix("0x").zfill(4)
             hits = self._by_pci.get(device, [])
             if hits:
-                return _pick(hits, name)
+                return GpuMatch(_pick(hits, name))
         if not name:
             return None
         hits = self._lookup_name(name)
         if not hits:
             return None
-        if len({h.compute_capability for h in hits}) > 1:
-            raise AmbiguousGpu(name, tuple(hits))
-        return hits[0]
+        if len({h.compute_capability for h in hits}) == 1:
+            return GpuMatch(hits[0])
+        confirmed = [h for h in hits if h.confirmed_by_nvidia]
+        if confirmed and len({h.compute_capability for h in confirmed}) == 1:
+            chosen = confirmed[0]
+            others = tuple(h for h in hits if h.compute_capability != chosen.compute_capability)
+            return GpuMatch(chosen, others)
+        raise AmbiguousGpu(name, tuple(confirmed or hits))
 
     def _lookup_name(self, name: str) -> list[GpuRecord]:
         key = normalize_gpu_name(name)
@@ -238,6 +290,23 @@ class KnowledgeBase:
         for gen in self.generations:
             if any(cc_tuple(c)[0] == major for c in gen.compute_capabilities):
                 return gen
+        return None
+
+    # --- drivers ----------------------------------------------------------------------------
+    def driver_branch(self, driver: tuple[int, ...]) -> Optional[int]:
+        """The branch a driver belongs to: the newest known branch not above its major number.
+
+        Linux drivers start at their branch's number (470.256.02 is R470); Windows drivers of a
+        branch run a few numbers above it (R470: 471.11 ... 474.xx, R580: 580.88 ... 58x.xx),
+        so rounding the major down to a known branch reads both right."""
+        fitting = [b for b in self.driver_branches if b <= driver[0]]
+        return fitting[-1] if fitting else None
+
+    def framework_driver(self, framework: str, os_key: str, cuda: str) -> Optional[FrameworkDriver]:
+        major = int(cuda.split(".")[0])
+        for row in self.framework_drivers:
+            if row.framework == framework and row.os == os_key and row.cuda_major == major:
+                return row
         return None
 
     # --- CUDA -------------------------------------------------------------------------------
@@ -293,7 +362,7 @@ def recipes_dir() -> Path:
     override = os.environ.get(RECIPES_ENV)
     if override:
         return Path(override)
-    here = Path(__file__).resolve().parent
+    here = Path(__file__).resolve().parent.parent  # the gpuenv package folder
     packaged = here / "_recipes"
     if packaged.is_dir():
         return packaged
@@ -312,11 +381,14 @@ def load_knowledge_base(root: Optional[Path] = None) -> KnowledgeBase:
     for name, raw in raws.items():
         digest.update(name.encode() + b"\0" + raw)
     key = digest.hexdigest()
-    cached = cache.read_pickle("recipes", key)
+    # The cached form is keyed by this loader's record shape too: a pickle of older records
+    # would load without error and lack the new fields.
+    cache_key = f"{key}-{_RECORD_SHAPE}"
+    cached = cache.read_pickle("recipes", cache_key)
     if isinstance(cached, KnowledgeBase) and cached.digest == key:
         return cached
     kb = _parse(root, raws, key)
-    cache.write_pickle("recipes", key, kb)
+    cache.write_pickle("recipes", cache_key, kb)
     return kb
 
 
@@ -336,6 +408,11 @@ def _parse(root: Path, raws: dict[str, bytes], digest: str) -> KnowledgeBase:
     cuda = docs.get("cuda.toml", {})
     cudnn = docs.get("cudnn.toml", {})
     gpus = docs.get("gpus.toml", {})
+    branches = _driver_branches(cuda.get("drivers"))
+    generations = tuple(
+        _generation(r, _where("cuda.toml", "generation", i, r), branches)
+        for i, r in enumerate(cuda.get("generation", []))
+    )
     return KnowledgeBase(
         root=root,
         frameworks=frameworks,
@@ -353,10 +430,7 @@ def _parse(root: Path, raws: dict[str, bytes], digest: str) -> KnowledgeBase:
                 for i, r in enumerate(cuda.get("toolkit", []))
             )
         },
-        generations=tuple(
-            _generation(r, _where("cuda.toml", "generation", i, r))
-            for i, r in enumerate(cuda.get("generation", []))
-        ),
+        generations=generations,
         cudnn={
             c.version: c
             for c in (
@@ -368,6 +442,11 @@ def _parse(root: Path, raws: dict[str, bytes], digest: str) -> KnowledgeBase:
             _gpu(r, _where("gpus.toml", "gpu", i, r)) for i, r in enumerate(gpus.get("gpu", []))
         ),
         digest=digest,
+        driver_branches=branches,
+        framework_drivers=tuple(
+            _framework_driver(r, _where("cuda.toml", "framework_driver", i, r))
+            for i, r in enumerate(cuda.get("framework_driver", []))
+        ),
     )
 
 
@@ -531,12 +610,69 @@ def _toolkit(row: dict[str, Any], where: str) -> Toolkit:
     )
 
 
-def _generation(row: dict[str, Any], where: str) -> Generation:
+def _driver_branches(table: Any) -> tuple[int, ...]:
+    where = "cuda.toml [drivers]"
+    if table is None:
+        return ()
+    if not isinstance(table, dict):
+        raise RecipeError(f"{where}: must be a table with 'branches' and 'source'")
+    _sourced(table, where)
+    names = _strs(table, "branches", where)
+    if not all(n.isdigit() for n in names):
+        raise RecipeError(f'{where}: branches are driver branch numbers like "580": {names!r}')
+    branches = tuple(int(n) for n in names)
+    if list(branches) != sorted(set(branches)):
+        raise RecipeError(f"{where}: branches must be listed once each, oldest first")
+    return branches
+
+
+def _driver(row: dict[str, Any], key: str, where: str) -> Optional[str]:
+    value = _opt_str(row, key, where)
+    if value is not None:
+        parts = value.split(".")
+        if len(parts) < 2 or not all(p.isdigit() for p in parts):
+            raise RecipeError(f"{where}: {key!r} is not a driver version: {value!r}")
+    return value
+
+
+def _generation(row: dict[str, Any], where: str, branches: tuple[int, ...]) -> Generation:
+    last = _opt_str(row, "last_driver_branch", where)
+    if last is not None:
+        # A driver is read as "newer than the last branch" only when the branch after it is
+        # known: without it, every newer driver would round down to the last branch.
+        if not last.isdigit() or int(last) not in branches:
+            raise RecipeError(f"{where}: last_driver_branch {last!r} is not in [drivers] branches")
+        if int(last) == branches[-1]:
+            raise RecipeError(
+                f"{where}: last_driver_branch {last} needs the branch after it in [drivers]"
+                " branches, to tell its drivers from newer ones"
+            )
     return Generation(
         name=_str(row, "name", where),
         compute_capabilities=_strs(row, "compute_capabilities", where),
-        last_driver_branch=_opt_str(row, "last_driver_branch", where),
+        last_driver_branch=last,
         max_cuda=_opt_str(row, "max_cuda", where),
+        provenance=_sourced(row, where),
+        min_driver_linux=_driver(row, "min_driver_linux", where),
+        min_driver_windows=_driver(row, "min_driver_windows", where),
+    )
+
+
+def _framework_driver(row: dict[str, Any], where: str) -> FrameworkDriver:
+    os_key = _str(row, "os", where)
+    if os_key not in _DRIVER_OSES:
+        raise RecipeError(f"{where}: os {os_key!r} is not one of {', '.join(_DRIVER_OSES)}")
+    major = _req(row, "cuda_major", where)
+    if not isinstance(major, int) or isinstance(major, bool):
+        raise RecipeError(f"{where}: 'cuda_major' must be an integer")
+    minimum = _driver(row, "min_driver", where)
+    if minimum is None:
+        raise RecipeError(f"{where}: missing required field 'min_driver'")
+    return FrameworkDriver(
+        framework=_str(row, "framework", where),
+        os=os_key,
+        cuda_major=major,
+        min_driver=minimum,
         provenance=_sourced(row, where),
     )
 
@@ -564,4 +700,12 @@ def _gpu(row: dict[str, Any], where: str) -> GpuRecord:
         chip=str(row.get("chip") or ""),
         kind=str(row.get("kind") or ""),
         provenance=_sourced(row, where),
+        confirmed_by_nvidia=_bool(row, "confirmed_by_nvidia", where, default=True),
     )
+
+
+def _bool(row: dict[str, Any], key: str, where: str, *, default: bool) -> bool:
+    value = row.get(key, default)
+    if not isinstance(value, bool):
+        raise RecipeError(f"{where}: {key!r} must be true or false, got {value!r}")
+    return value

@@ -1,0 +1,114 @@
+"""A package the user asks for is planned from data or refused, never dropped.
+
+Expected pairings come from the projects' own compatibility tables, not from recipes/:
+torchaudio's README ('torch 2.5.1 <-> torchaudio 2.5.1'), torchvision's README ('torch 2.5 <->
+torchvision 0.20'), and JAX's jaxlib pins (jax 0.4.30 requires jaxlib 0.4.30, jax's setup.py at
+jax-v0.4.30).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from gpuenv.recipes import KnowledgeBase
+from gpuenv.resolve import ResolveError, resolve
+
+RECIPES = Path(__file__).resolve().parents[2] / "recipes"
+
+
+def _pins(plan) -> list[str]:  # type: ignore[no-untyped-def]
+    return [p.requirement for p in plan.pip]
+
+
+def _without(kb: KnowledgeBase, project: str) -> KnowledgeBase:
+    """The knowledge base with no `project` companion recorded for any torch/jax release."""
+    frameworks = dict(kb.frameworks)
+    for name, fw in kb.frameworks.items():
+        releases = tuple(
+            dataclasses.replace(r, related={k: v for k, v in r.related.items() if k != project})
+            for r in fw.releases
+        )
+        frameworks[name] = dataclasses.replace(fw, releases=releases)
+    return dataclasses.replace(kb, frameworks=frameworks)
+
+
+def test_a_torchaudio_range_picks_the_torch_it_belongs_to(kb, describe) -> None:
+    plan = resolve(describe("GeForce RTX 4090", "580.95.05", "linux"), ["torchaudio==2.5.1"], kb=kb)
+    assert plan.frameworks["torch"].version == "2.5.1"
+    assert any(re.fullmatch(r"torchaudio==2\.5\.1(\+cu\d+)?", p) for p in _pins(plan))
+
+
+def test_a_torchvision_range_picks_the_torch_it_belongs_to(kb, describe) -> None:
+    plan = resolve(
+        describe("GeForce RTX 4090", "580.95.05", "linux"), ["torchvision==0.20.1"], kb=kb
+    )
+    assert plan.frameworks["torch"].version == "2.5.1"
+    assert any(p.startswith("torchvision==0.20.1") for p in _pins(plan))
+
+
+def test_jaxlib_asked_for_is_pinned_and_its_range_honoured(kb, describe) -> None:
+    plan = resolve(describe("GeForce RTX 4090", "580.95.05", "linux"), ["jaxlib==0.4.30"], kb=kb)
+    assert plan.frameworks["jax"].version == "0.4.30"
+    assert "jaxlib==0.4.30" in _pins(plan)
+    assert _pins(plan).count("jaxlib==0.4.30") == 1
+
+
+@pytest.mark.parametrize(
+    ("request_", "project"),
+    [("torchaudio", "torchaudio"), ("torchvision", "torchvision"), ("jaxlib", "jaxlib")],
+)
+def test_no_recorded_companion_is_an_error_naming_it(kb, describe, request_, project) -> None:
+    bare = _without(kb, project)
+    with pytest.raises(ResolveError, match=project):
+        resolve(describe("GeForce RTX 4090", "580.95.05", "linux"), [request_], kb=bare)
+
+
+def test_releases_without_the_companion_are_skipped_not_emptied(kb, describe) -> None:
+    # Only the newest torch release loses its torchaudio: the plan takes the one before it,
+    # with torchaudio, and says why the newest was passed over.
+    newest = kb.frameworks["torch"].releases[0]
+    releases = tuple(
+        dataclasses.replace(r, related={k: v for k, v in r.related.items() if k != "torchaudio"})
+        if r is newest
+        else r
+        for r in kb.frameworks["torch"].releases
+    )
+    torch = dataclasses.replace(kb.frameworks["torch"], releases=releases)
+    edited = dataclasses.replace(kb, frameworks={**kb.frameworks, "torch": torch})
+    plan = resolve(describe("GeForce RTX 4090", "580.95.05", "linux"), ["torchaudio"], kb=edited)
+    assert plan.frameworks["torch"].version != newest.version
+    assert any(p.startswith("torchaudio==") for p in _pins(plan))
+    assert any("no torchaudio release is recorded" in r for r in plan.reasons)
+
+
+def test_the_cli_exits_3_naming_the_package(tmp_path, gpuenv_cli) -> None:
+    root = tmp_path / "recipes"
+    shutil.copytree(RECIPES, root)
+    text = (root / "pytorch.toml").read_text(encoding="utf-8")
+    (root / "pytorch.toml").write_text(
+        "\n".join(line for line in text.splitlines() if not line.startswith("torchaudio =")),
+        encoding="utf-8",
+    )
+    result = gpuenv_cli(
+        "resolve",
+        "torch",
+        "torchaudio",
+        "--gpu",
+        "GeForce RTX 4090",
+        "--driver",
+        "580.95.05",
+        env={"GPUENV_RECIPES": str(root), "GPUENV_CACHE_DIR": str(tmp_path / "cache")},
+    )
+    assert result.returncode == 3, result.stderr
+    assert "torchaudio" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_companion_range_nothing_meets_is_an_error_that_says_so(kb, describe) -> None:
+    machine = describe("GeForce RTX 4090", "580.95.05", "linux")
+    with pytest.raises(ResolveError, match=r"torchaudio==99\.0.*companion in that range"):
+        resolve(machine, ["torchaudio==99.0"], kb=kb)
