@@ -16,5 +16,5 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 "$venv/bin/python" -m pip install --quiet --upgrade pip
 "$venv/bin/python" -m pip install --quiet -e "$here"
-echo "gpuenv installed in $venv"
+echo "gpuenv installed in $venv" >&2  # stdout is setup's alone (setup --json)
 exec "$venv/bin/gpuenv" setup "$@"

@@ -13,6 +13,7 @@ from gpuenv import __version__
 
 COMMANDS = {
     "setup": "gpuenv.commands.setup:setup_command",
+    "add": "gpuenv.commands.setup:add_command",
     "detect": "gpuenv.commands.detect:detect",
     "resolve": "gpuenv.commands.resolve:resolve_command",
     "explain": "gpuenv.commands.resolve:explain_command",

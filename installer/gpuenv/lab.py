@@ -121,6 +121,7 @@ class Lab:
     python: Optional[str]
     lockfile_dir: Path
     classes: tuple[MachineClass, ...] = field(default=())
+    jupyter: bool = False  # register a Jupyter kernel for environments set up from it
 
     def lockfile(self, cls: MachineClass) -> Path:
         """<name>.conda-lock.yml (the name conda-lock and micromamba recognise), or the older
@@ -222,6 +223,7 @@ def load_lab(path: Path, kb: KnowledgeBase) -> Lab:
         name=spec.name or path.stem,
         requirements=spec.requirements,
         packages=spec.packages,
+        jupyter=spec.jupyter,
         python=spec.python,
         lockfile_dir=lockfile_dir,
         classes=classes,

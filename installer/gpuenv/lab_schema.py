@@ -41,7 +41,7 @@ MAX_LAB_FILE_BYTES = 1 << 20  # a lab file is a few dozen lines; anything this b
 
 TOP_KEYS = ("lab", "stack", "class")
 LAB_KEYS = ("name", "lockfiles")
-STACK_KEYS = ("requirements", "packages", "python")
+STACK_KEYS = ("requirements", "packages", "python", "jupyter")
 CLASS_KEYS = ("name", "os", "arch", "gpu", "compute_capability", "driver", "priority")
 
 # Class names become `<name>.lock.yml`: plain names only, no dot at either end (Windows drops a
@@ -80,6 +80,7 @@ class LabSpec:
     packages: tuple[str, ...]
     python: Optional[str]
     classes: tuple[ClassSpec, ...]
+    jupyter: bool = False
 
 
 def read_lab_data(path: Path) -> dict[str, Any]:
@@ -123,6 +124,11 @@ def parse_lab(data: dict[str, Any], path: Path) -> LabSpec:
     packages = _string_list(stack, "packages", where)
     for text in packages:
         _check_package(text, where)
+    jupyter = stack.get("jupyter", False)
+    if not isinstance(jupyter, bool):
+        raise LabError(f"{where} jupyter: expected true or false, got {_type_name(jupyter)}")
+    if jupyter and not any(_project(p) == "ipykernel" for p in packages):
+        packages.append("ipykernel")  # what a registered kernel runs
     python = _string(stack, "python", where, hint='e.g. python = "3.10", quoted')
     if python is not None and not _PYTHON.fullmatch(python):
         raise LabError(
@@ -155,7 +161,7 @@ def parse_lab(data: dict[str, Any], path: Path) -> LabSpec:
                 " class names must be unique (ignoring case)"
             )
         seen[key] = cls.name
-    return LabSpec(name, lockfiles, tuple(requirements), tuple(packages), python, classes)
+    return LabSpec(name, lockfiles, tuple(requirements), tuple(packages), python, classes, jupyter)
 
 
 def _class(row: dict[str, Any], index: int, path: Path) -> ClassSpec:
@@ -337,3 +343,7 @@ def _type_name(value: object) -> str:
             shown = shown if len(shown) <= 40 else shown[:37] + "..."
             return f"{name} ({shown})" if kind is not dict else name
     return f"a {type(value).__name__}"
+
+
+def _project(requirement: str) -> str:
+    return re.split(r"[\s\[<>=!~;(]", requirement.strip(), maxsplit=1)[0].lower().replace("_", "-")

@@ -44,6 +44,20 @@ class SetupOptions:
     require_gpu: bool = False
     dry_run: bool = False
     force: bool = False
+    packages: tuple[str, ...] = ()  # extra packages locked beside the frameworks
+    jupyter: bool = False  # also install ipykernel and register a kernel
+
+    @property
+    def wants_kernel(self) -> bool:
+        return self.jupyter or bool(self.lab and self.lab.jupyter)
+
+    def extra_packages(self) -> tuple[str, ...]:
+        """The lab's packages, then this command's (a later one for a project wins), and
+        ipykernel when a kernel is wanted."""
+        from gpuenv.packages import merge_packages
+
+        kernel = ("ipykernel",) if self.jupyter else ()
+        return merge_packages(self.lab.packages if self.lab else (), self.packages, kernel)
 
 
 @dataclass(frozen=True)
@@ -74,6 +88,8 @@ def inputs_hash(
         "python": opts.python,
         "no_gpu": opts.no_gpu,
         "require_gpu": opts.require_gpu,
+        "packages": list(opts.packages),
+        "jupyter": opts.jupyter,
         "knowledge_base": kb.digest,
         "indexes": [*indexes.all_indexes(), *indexes.find_links],
     }
@@ -168,6 +184,11 @@ def plan_setup(
 ) -> SetupPlan:
     """The plan and the lockfile for this machine: the lab class's, or one made here."""
     if opts.lab is not None and not opts.requirements:
+        if opts.packages or opts.jupyter:
+            raise LabError(
+                f"{opts.lab.path} decides this machine's stack: add extra packages to its [stack]"
+                " packages (and `jupyter = true` for a kernel), then `gpuenv lock --lab`"
+            )
         cls, why_not = opts.lab.match(machine)
         if cls is None:
             raise LabError(
@@ -213,8 +234,7 @@ def _resolve_here(
         unreachable = [n for n in sourced.notes() if n not in sourced.fresh]
         why = "; ".join(unreachable) or "the configured indexes lack the newer files"
         notes.append(f"what the sources publish changed the plan ({'; '.join(changes)}): {why}")
-    if opts.lab:
-        plan = with_packages(plan, opts.lab.packages)
+    plan = with_packages(plan, opts.extra_packages())
     if opts.python or python_available(plan.python, machine, say, may_install=not opts.dry_run):
         return plan, notes
     # The newest stack wants a Python this machine lacks and uv could not fetch: plan for the
@@ -233,7 +253,7 @@ def _resolve_here(
             f"Python {plan.python} is not on this machine and uv could not install it; planned"
             f" for Python {version}, which is (pass --python to choose)"
         )
-        return (with_packages(fallback, opts.lab.packages) if opts.lab else fallback), notes
+        return with_packages(fallback, opts.extra_packages()), notes
     notes.append(f"Python {plan.python} is not on this machine; installing will need it")
     return plan, notes
 
@@ -250,8 +270,19 @@ def python_available(version: str, machine: Machine, say: Say, *, may_install: b
     )
     if found.returncode == 0:
         return True
-    if not may_install:
-        return False
+    if not may_install:  # a dry run plans what the real run would: could uv download it?
+        if os.environ.get("UV_PYTHON_DOWNLOADS", "").lower() == "never":
+            return False
+        offered = subprocess.run(
+            [uv, "python", "list", version, "--only-downloads"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if offered.returncode != 0 or not offered.stdout.strip():
+            return False
+        say(f"Python {version} is not installed: the real run would ask uv to download it")
+        return True
     say(f"Python {version} is not installed; asking uv to install it")
     try:
         got = subprocess.run(

@@ -197,6 +197,8 @@ def test_playbook_sets_up_localhost(tmp_path: Path) -> None:
     data = json.loads(report.read_text(encoding="utf-8"))
     host = data["hosts"]["localhost"]
     assert host["setup_rc"] == 0, f"setup failed on localhost:\n{host['errors']['setup']}"
+    assert host["setup"]["command"] == "setup" and host["setup"]["status"] == "installed"
+    assert host["setup"]["verified"] is True
     assert host["detect"]["platform"] == "linux-64", host["detect"]
     assert host["verify"]["ok"] is True, host["verify"]
     assert host["verify_rc"] == 0
@@ -211,8 +213,8 @@ def test_playbook_sets_up_localhost(tmp_path: Path) -> None:
     )
     assert again.returncode == 0, again.stdout[-6000:] + again.stderr[-3000:]
     second = json.loads(report.read_text(encoding="utf-8"))["hosts"]["localhost"]
-    assert second["setup_changed"] is False, second["setup_output"]
-    assert any("nothing to do" in line for line in second["setup_output"])
+    assert second["setup_changed"] is False, second["setup"]
+    assert second["setup"]["status"] == "unchanged"
 
 
 def test_the_windows_entry_point_runs_under_the_default_execution_policy() -> None:

@@ -79,10 +79,19 @@ def _as_json(scan: Any) -> list[dict[str, Any]]:
 def remove_command(name: str) -> None:
     """Remove environment NAME: the link gpuenv made and the folders it built for it. Anything
     gpuenv did not make (an alias, a link elsewhere, a folder) is left alone."""
+    import contextlib
+    import os
+
+    from gpuenv.envs.jupyter import kernel_dir, remove_kernel
     from gpuenv.envs.store import EnvLocation, remove_environment
+    from gpuenv.setup import state_path
 
     removed = remove_environment(EnvLocation.named(name))
     click.echo(f"removed {name} ({removed})")
+    if remove_kernel(name, os.environ):
+        click.echo(f"removed its Jupyter kernel ({kernel_dir(name, os.environ)})")
+    with contextlib.suppress(OSError):
+        state_path(name).unlink()  # what setup recorded for it: a new setup starts afresh
 
 
 @envs_command.command("clean")

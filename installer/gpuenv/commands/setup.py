@@ -1,16 +1,29 @@
-"""`gpuenv setup`: one command from a bare machine to a verified GPU (or CPU) environment."""
+"""`gpuenv setup`: one command from a bare machine to a verified GPU (or CPU) environment, and
+`gpuenv add`: extra packages into an environment setup made, kept across rebuilds."""
 
 from __future__ import annotations
 
+import json
+import os
 import sys
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import click
 
 from gpuenv.commands.machine_options import check_python_option
 from gpuenv.commands.progress import Reporter
+
+
+@dataclass(frozen=True)
+class _Request:
+    """What the user asked setup for, after the recorded request of an earlier run is merged in."""
+
+    frameworks: tuple[str, ...]
+    packages: tuple[str, ...]
+    jupyter: bool
+    recorded_note: Optional[str]
 
 
 @click.command("setup")
@@ -25,9 +38,16 @@ from gpuenv.commands.progress import Reporter
 @click.option("--python", callback=check_python_option, help="Pin the Python version (3.10).")
 @click.option("--no-gpu", is_flag=True, help="Set up a CPU stack even if a GPU is present.")
 @click.option("--require-gpu", is_flag=True, help="Fail unless every framework gets the GPU.")
+@click.option("--jupyter", is_flag=True, help="Install ipykernel and register a Jupyter kernel.")
+@click.option(
+    "--fresh",
+    is_flag=True,
+    help="Forget the packages and options recorded for this environment by earlier runs.",
+)
 @click.option("--dry-run", is_flag=True, help="Show what would be installed; change nothing.")
 @click.option("--force", is_flag=True, help="Redo every step even if nothing changed.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only the summary.")
+@click.option("--json", "as_json", is_flag=True, help="Print the outcome as one JSON document.")
 def setup_command(
     requirements: tuple[str, ...],
     lab_file: Optional[Path],
@@ -35,15 +55,93 @@ def setup_command(
     python: Optional[str],
     no_gpu: bool,
     require_gpu: bool,
+    jupyter: bool,
+    fresh: bool,
     dry_run: bool,
     force: bool,
     quiet: bool,
+    as_json: bool,
 ) -> None:
     """Detect this machine, pick and lock its stack, install it, verify it on the GPU.
 
-    REQUIREMENTS like torch, 'tensorflow>=2.11', jax; with none, the lab file's stack, or PyTorch.
+    REQUIREMENTS like torch, 'tensorflow>=2.11', jax, and any other packages to lock beside them
+    (jupyterlab, 'pandas>=2'); with none, what the last run of this environment used, the lab
+    file's stack, or PyTorch. Extra packages are recorded and kept when the environment is rebuilt.
     Safe to re-run: with nothing changed it is a quick no-op.
     """
+    run_setup(
+        requirements,
+        lab_file=lab_file,
+        name=name,
+        python=python,
+        no_gpu=no_gpu,
+        require_gpu=require_gpu,
+        jupyter=jupyter,
+        fresh=fresh,
+        dry_run=dry_run,
+        force=force,
+        quiet=quiet,
+        as_json=as_json,
+    )
+
+
+@click.command("add")
+@click.argument("packages", nargs=-1, required=True)
+@click.option("-n", "--name", default="default", show_default=True, help="The environment's name.")
+@click.option("--dry-run", is_flag=True, help="Show what would be installed; change nothing.")
+@click.option("-q", "--quiet", is_flag=True, help="Print only the summary.")
+@click.option("--json", "as_json", is_flag=True, help="Print the outcome as one JSON document.")
+def add_command(
+    packages: tuple[str, ...], name: str, dry_run: bool, quiet: bool, as_json: bool
+) -> None:
+    """Add PACKAGES to an environment `gpuenv setup` made: lock them with its stack and rebuild it.
+
+    They are recorded with the environment, so they are still there after the next rebuild (a new
+    driver, a newer knowledge base). `pip install` inside the environment is not: a rebuild drops
+    what the lockfile does not hold.
+    """
+    from gpuenv.envs.errors import EnvironmentNotFound
+    from gpuenv.setup import read_state
+
+    state = read_state(name)
+    if not state.get("frameworks"):
+        raise EnvironmentNotFound(
+            f"no environment {name!r} made by `gpuenv setup` (or it predates recorded requests):"
+            f" run `gpuenv setup -n {name} FRAMEWORK {' '.join(packages)}` instead"
+        )
+    run_setup(
+        packages,
+        lab_file=None,
+        name=name,
+        python=state.get("python"),
+        no_gpu=bool(state.get("no_gpu")),
+        require_gpu=bool(state.get("require_gpu")),
+        jupyter=False,
+        fresh=False,
+        dry_run=dry_run,
+        force=False,
+        quiet=quiet,
+        as_json=as_json,
+        adding=True,
+    )
+
+
+def run_setup(
+    requirements: tuple[str, ...],
+    *,
+    lab_file: Optional[Path],
+    name: str,
+    python: Optional[str],
+    no_gpu: bool,
+    require_gpu: bool,
+    jupyter: bool,
+    fresh: bool,
+    dry_run: bool,
+    force: bool,
+    quiet: bool,
+    as_json: bool,
+    adding: bool = False,
+) -> None:
     from gpuenv.cache import cache_dir
     from gpuenv.detect import detect_machine
     from gpuenv.envs.artifacts import artifacts_of, gather
@@ -56,6 +154,7 @@ def setup_command(
     from gpuenv.lock.pypi import find_uv
     from gpuenv.recipes import load_knowledge_base
     from gpuenv.setup import (
+        DEFAULT_REQUIREMENTS,
         SetupOptions,
         discard_pending,
         inputs_hash,
@@ -68,17 +167,33 @@ def setup_command(
     )
     from gpuenv.verify import Expectations, verify_environment
 
-    report = Reporter(quiet=quiet)
+    report = Reporter(quiet=quiet or as_json)
     kb = load_knowledge_base()
     location = EnvLocation.named(name)
-    lab, lab_note = discover_lab(Path.cwd(), lab_file, requirements, kb)
+    state = read_state(name)
+    request = _request(requirements, state, fresh=fresh, jupyter=jupyter, adding=adding)
+    lab, lab_note = discover_lab(Path.cwd(), lab_file, request.frameworks, kb)
     if lab_note:
         report.say(f"note: {lab_note}")
-    opts = SetupOptions(requirements, name, lab, python, no_gpu, require_gpu, dry_run, force)
+    if request.recorded_note:
+        report.say(f"note: {request.recorded_note}")
+    # without a lab file the default stack is named, so a re-run hashes the same request
+    frameworks = request.frameworks or (() if lab else DEFAULT_REQUIREMENTS)
+    opts = SetupOptions(
+        frameworks,
+        name,
+        lab,
+        python,
+        no_gpu,
+        require_gpu,
+        dry_run,
+        force,
+        packages=request.packages,
+        jupyter=request.jupyter,
+    )
     machine = detect_machine()
     indexes = user_index_config()
     digest = inputs_hash(machine, opts, kb, indexes)
-    state = read_state(name)
     if (
         not force
         and not dry_run
@@ -86,11 +201,7 @@ def setup_command(
         and state.get("verified")
         and up_to_date(state.get("lockfile_sha256", ""), location)
     ):
-        click.echo(
-            f"gpuenv setup: {name} is up to date ({state.get('stack')}, verified {state.get('verified_at')});"
-            " nothing to do"
-        )
-        click.echo(f"  activate: {state.get('activate')}")
+        _finish(as_json, "unchanged", name, state, location.link)
         return
 
     report.say(_machine_line(machine))
@@ -101,11 +212,24 @@ def setup_command(
         report.say(f"warning: {warning}")
     stack = ", ".join(f"{n} {f.version} [{f.variant}]" for n, f in chosen.plan.frameworks.items())
     report.say(f"stack: {stack}; Python {chosen.plan.python}; {chosen.plan.accelerator}")
+    for line in _before_replacing(location, stack, name):
+        report.say(line)
     if dry_run:
         action = "use" if chosen.lockfile_exists else "write"
-        click.echo(
-            f"dry run: would {action} {chosen.lockfile}, install it as {location.link}, verify it"
-        )
+        summary = {
+            "stack": stack,
+            "python": chosen.plan.python,
+            "accelerator": chosen.plan.accelerator,
+            "lockfile": str(chosen.lockfile),
+            "packages": list(opts.extra_packages()),
+        }
+        if as_json:
+            _emit({"status": "dry-run", "name": name, "environment": str(location.link), **summary})
+        else:
+            click.echo(
+                f"dry run: would {action} {chosen.lockfile}, install it as {location.link},"
+                " verify it"
+            )
         return
 
     # A new lockfile is written aside and becomes the recorded one only once its environment
@@ -131,32 +255,164 @@ def setup_command(
             discard_pending(pending)
     report.say("verifying inside the environment")
     verdict = verify_environment(interpreter(result.env_dir), Expectations.from_plan(locked.plan))
-    if not quiet:
+    if not quiet and not as_json:
         click.echo(verdict.render(), err=True)
-    activate = _activate_hint(result.link, result.backend)
-    write_state(
-        name,
-        {
-            "inputs_hash": digest,
-            "lockfile": str(chosen.lockfile),
-            "lockfile_sha256": locked.content_sha256,
-            "stack": stack,
-            "verified": verdict.ok,
-            "verified_at": now(),
-            "activate": activate,
-            "lab_class": chosen.lab_class,
-        },
+    kernel = (
+        _register_kernel(result.link, result.backend, name, stack) if opts.wants_kernel else None
     )
-    where = f" (lab class {chosen.lab_class})" if chosen.lab_class else ""
-    click.echo(f"gpuenv setup: {stack}, Python {locked.python}{where}")
-    click.echo(
-        f"  environment: {result.link}  ({'new' if result.changed else 'unchanged'}, {result.backend})"
-    )
-    click.echo(f"  lockfile:    {chosen.lockfile}")
-    click.echo(f"  verify:      {'works as planned' if verdict.ok else 'FAILED: see above'}")
-    click.echo(f"  activate:    {activate}")
+    activate = _activate_hint(result.link, result.backend, name)
+    record = {
+        "inputs_hash": digest,
+        "lockfile": str(chosen.lockfile),
+        "lockfile_sha256": locked.content_sha256,
+        "stack": stack,
+        "python_version": locked.python,
+        "verified": verdict.ok,
+        "verified_at": now(),
+        "activate": activate,
+        "lab_class": chosen.lab_class,
+        # the request, so `gpuenv setup` with no arguments and `gpuenv add` rebuild the same
+        "frameworks": list(frameworks),
+        "packages": list(request.packages),
+        "jupyter": request.jupyter,
+        "python": python,
+        "no_gpu": no_gpu,
+        "require_gpu": require_gpu,
+        "kernel": str(kernel) if kernel else None,
+    }
+    write_state(name, record)
+    status = "installed" if result.changed else "unchanged"
+    _finish(as_json, status, name, record, result.link, verified=verdict.ok, backend=result.backend)
     if not verdict.ok:
         raise SystemExit(1)
+
+
+def _request(
+    requirements: tuple[str, ...],
+    state: dict[str, Any],
+    *,
+    fresh: bool,
+    jupyter: bool,
+    adding: bool,
+) -> _Request:
+    """Frameworks and extra packages for this run: the command line's, with what earlier runs of
+    the same environment recorded (unless --fresh), so a rebuild keeps added packages."""
+    from gpuenv.packages import merge_packages, split_requirements
+
+    frameworks, packages = split_requirements(requirements)
+    recorded_frameworks = tuple(state.get("frameworks") or ()) if not fresh else ()
+    recorded_packages = tuple(state.get("packages") or ()) if not fresh else ()
+    recorded_jupyter = bool(state.get("jupyter")) and not fresh
+    note = None
+    if not frameworks and (adding or not packages) and recorded_frameworks:
+        frameworks = recorded_frameworks
+        note = f"using the frameworks recorded for this environment: {', '.join(frameworks)}"
+    if packages and not frameworks:
+        raise click.UsageError(
+            f"{', '.join(packages)}: name a framework to set up beside them (torch, tensorflow,"
+            " jax), or use `gpuenv add` for an environment setup made"
+        )
+    if recorded_packages:
+        kept = [p for p in recorded_packages if p not in packages]
+        if kept:
+            extra = f"keeping the packages added earlier: {', '.join(kept)} (--fresh drops them)"
+            note = f"{note}; {extra}" if note else extra
+    return _Request(
+        frameworks, merge_packages(recorded_packages, packages), jupyter or recorded_jupyter, note
+    )
+
+
+def _before_replacing(location: Any, stack: str, name: str) -> list[str]:
+    """What a rebuild would change or lose in the environment it replaces."""
+    from gpuenv.envs.errors import EnvironmentNotFound
+    from gpuenv.envs.hand_installed import hand_installed
+    from gpuenv.envs.store import read_metadata
+
+    current = location.current()
+    if current is None:
+        return []
+    try:
+        meta = read_metadata(current)
+    except EnvironmentNotFound:
+        return []
+    lines = []
+    old = ", ".join(f"{n} {v}" for n, v in (meta.get("stack") or {}).items())
+    if old and old != stack:
+        lines.append(f"note: replacing environment {name} ({old}) with ({stack})")
+    if "pip_packages" in meta and meta.get("backend") == "venv":
+        extra = hand_installed(current, meta["pip_packages"])
+        if extra:
+            lines.append(
+                f"warning: {', '.join(extra)} were installed into {name} by hand and are not in"
+                f" its lockfile, so the rebuilt environment will not have them; keep them with"
+                f" `gpuenv add -n {name} {' '.join(extra)}`"
+            )
+    return lines
+
+
+def _register_kernel(link: Path, backend: str, name: str, stack: str) -> Path:
+    from gpuenv.envs.jupyter import register_kernel
+    from gpuenv.envs.store import interpreter
+
+    env = {"CONDA_PREFIX": str(link)} if backend == "conda" else {}
+    # the link, not the version folder: the kernel keeps working after a rebuild
+    python = interpreter(link)
+    return register_kernel(python, name, stack, env, os.environ)
+
+
+def _finish(
+    as_json: bool,
+    status: str,
+    name: str,
+    record: dict[str, Any],
+    link: Path,
+    *,
+    verified: Optional[bool] = None,
+    backend: Optional[str] = None,
+) -> None:
+    verified = bool(record.get("verified")) if verified is None else verified
+    if as_json:
+        _emit(
+            {
+                "status": status,
+                "name": name,
+                "environment": str(link),
+                "stack": record.get("stack"),
+                "python": record.get("python_version"),
+                "backend": backend,
+                "lockfile": record.get("lockfile"),
+                "lockfile_sha256": record.get("lockfile_sha256"),
+                "lab_class": record.get("lab_class"),
+                "packages": record.get("packages") or [],
+                "kernel": record.get("kernel"),
+                "verified": verified,
+                "activate": record.get("activate"),
+            }
+        )
+        return
+    if status == "unchanged" and backend is None:
+        click.echo(
+            f"gpuenv setup: {name} is up to date ({record.get('stack')}, verified"
+            f" {record.get('verified_at')}); nothing to do"
+        )
+        click.echo(f"  activate: {record.get('activate')}")
+        return
+    where = f" (lab class {record['lab_class']})" if record.get("lab_class") else ""
+    click.echo(f"gpuenv setup: {record.get('stack')}, Python {record.get('python_version')}{where}")
+    click.echo(
+        f"  environment: {link}  ({'new' if status == 'installed' else 'unchanged'}, {backend})"
+    )
+    if record.get("packages"):
+        click.echo(f"  packages:    {', '.join(record['packages'])}")
+    click.echo(f"  lockfile:    {record.get('lockfile')}")
+    if record.get("kernel"):
+        click.echo(f"  jupyter:     kernel {Path(record['kernel']).name} ({record['kernel']})")
+    click.echo(f"  verify:      {'works as planned' if verified else 'FAILED: see above'}")
+    click.echo(f"  activate:    {record.get('activate')}")
+
+
+def _emit(document: dict[str, Any]) -> None:
+    click.echo(json.dumps({"gpuenv_json": 1, "command": "setup", **document}, indent=2))
 
 
 def _machine_line(machine: object) -> str:
@@ -168,7 +424,9 @@ def _machine_line(machine: object) -> str:
     return f"machine: {machine.os.name or machine.os.family} {machine.platform}, {gpus}, {driver}"
 
 
-def _activate_hint(link: Path, backend: str) -> str:
-    if sys.platform == "win32":
-        return f"{link}\\activate.ps1" if backend == "conda" else f"{link}\\Scripts\\Activate.ps1"
-    return f"source {link}/activate.sh" if backend == "conda" else f"source {link}/bin/activate"
+def _activate_hint(link: Path, backend: str, name: str) -> str:
+    """The line for the user's own shell (`gpuenv activate --hint` prints the same)."""
+    from gpuenv.envs.activation import activate_hint, detect_shell
+
+    shell = detect_shell(os.environ, sys.platform == "win32")
+    return activate_hint(link, backend, shell, name)

@@ -156,6 +156,7 @@ _TYPES: dict[str, tuple[type, ...]] = {
     "accelerator": (str,),
     "stack": (dict,),
     "plan": (dict,),
+    "pip_packages": (list,),
     "installed_at": (str,),
 }
 
@@ -170,6 +171,8 @@ def metadata_problem(data: Any) -> Optional[str]:
     stack = data.get("stack", {})
     if not all(isinstance(k, str) and isinstance(v, str) for k, v in stack.items()):
         return f"{METADATA}: 'stack' must map names to version strings"
+    if not all(isinstance(p, str) for p in data.get("pip_packages", [])):
+        return f"{METADATA}: 'pip_packages' must be a list of names"
     sha = data.get("lockfile_sha256")
     if sha is not None and not _SHA256.fullmatch(sha):
         return f"{METADATA}: 'lockfile_sha256' is not a sha256"

@@ -204,6 +204,7 @@ def _metadata(locked: LockedEnvironment, location: EnvLocation, backend: str) ->
         "accelerator": plan.accelerator,
         "stack": {n: f"{f.version} [{f.variant}]" for n, f in plan.frameworks.items()},
         "plan": plan.to_json(with_rejected=False),
+        "pip_packages": sorted(p.name for p in locked.pip),  # to tell packages added by hand
         "installed_at": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
     }
 
