@@ -106,13 +106,13 @@ def env_python() -> Path:
 def test_extra_packages_are_locked_with_the_framework_and_survive_a_rebuild(
     local: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, err = gpuenv_main("setup", "jax", "tinytool<2", capsys=capsys)
+    code, _out, err = gpuenv_main("setup", "jax", "tinytool<2", capsys=capsys)
     assert code == 0, err
     assert run_in(env_python(), "import jax, tinytool; print(tinytool.V)") == "1"
     assert read_state("default")["packages"] == ["tinytool<2"]
     # a new knowledge base (here: a newer JAX) rebuilds the environment: tinytool stays
     local["jax"] = "0.4.31"
-    code, out, err = gpuenv_main("setup", "--force", capsys=capsys)  # as a changed inputs hash
+    code, _out, err = gpuenv_main("setup", "--force", capsys=capsys)  # as a changed inputs hash
     assert code == 0, err
     assert "using the frameworks recorded for this environment: jax" in err
     assert "keeping the packages added earlier: tinytool<2" in err
@@ -126,7 +126,7 @@ def test_gpuenv_add_locks_another_package_into_the_environment(
     local: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert gpuenv_main("setup", "jax", capsys=capsys)[0] == 0
-    code, out, err = gpuenv_main("add", "otherlib", "tinytool>=2", capsys=capsys)
+    code, _out, err = gpuenv_main("add", "otherlib", "tinytool>=2", capsys=capsys)
     assert code == 0, err
     assert run_in(env_python(), "import otherlib, tinytool; print(tinytool.V)") == "2"
     assert read_state("default")["packages"] == ["otherlib", "tinytool>=2"]
@@ -136,7 +136,7 @@ def test_gpuenv_add_locks_another_package_into_the_environment(
         "tinytool",
     }
     # --fresh forgets them
-    code, out, err = gpuenv_main("setup", "jax", "--fresh", capsys=capsys)
+    code, _out, err = gpuenv_main("setup", "jax", "--fresh", capsys=capsys)
     assert code == 0, err
     assert read_state("default")["packages"] == []
     done = subprocess.run([str(env_python()), "-c", "import otherlib"], check=False)
@@ -150,7 +150,7 @@ def test_a_rebuild_names_packages_installed_by_hand(
     site = next(env_python().parent.parent.glob("lib/python3*/site-packages"))
     (site / "handmade-0.1.dist-info").mkdir()  # what `pip install handmade` leaves
     local["jax"] = "0.4.31"
-    code, out, err = gpuenv_main("setup", "jax", "--force", capsys=capsys)
+    code, _out, err = gpuenv_main("setup", "jax", "--force", capsys=capsys)
     assert code == 0, err
     assert "handmade were installed into default by hand" in err
     assert "gpuenv add -n default handmade" in err
