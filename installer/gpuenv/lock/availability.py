@@ -85,7 +85,10 @@ def gather(
     kb: KnowledgeBase, frameworks: Iterable[str], platform: str, config: IndexConfig
 ) -> Availability:
     packages = framework_packages(kb, frameworks, platform)
-    user_indexes = [config.index_url or default_index_url(), *config.extra_index_urls]
+    if config.no_index:  # pip's no-index: find-links folders only
+        user_indexes: list[str] = []
+    else:
+        user_indexes = [config.index_url or default_index_url(), *config.extra_index_urls]
     jobs = [
         (pkg, idx)
         for pkg, extra in sorted(packages.items())
