@@ -19,6 +19,7 @@ from urllib.parse import unquote
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from gpuenv.indexes import IndexConfig, default_index_url
+from gpuenv.lock.probe_cache import cached_filenames
 from gpuenv.machine import Machine
 from gpuenv.recipes import KnowledgeBase
 from gpuenv.recipes_online import fetch_filenames, platform_of
@@ -100,7 +101,7 @@ def gather(
     def probe(job: tuple[str, str]) -> tuple[str, str, list[str] | Exception]:
         pkg, index = job
         try:
-            return pkg, index, fetch_filenames(index, pkg, timeout=PROBE_TIMEOUT)
+            return pkg, index, cached_filenames(index, pkg, _fetch, _is_missing_project)
         except Exception as exc:  # every failure is a note, never a crash
             return pkg, index, exc
 
@@ -125,6 +126,10 @@ def gather(
         unreachable=tuple(sorted(unreachable.values())),
         pythons={pkg: {v: frozenset(p) for v, p in f.pythons.items()} for pkg, f in found.items()},
     )
+
+
+def _fetch(index: str, project: str) -> list[str]:
+    return fetch_filenames(index, project, timeout=PROBE_TIMEOUT)
 
 
 def _is_missing_project(exc: Exception) -> bool:
