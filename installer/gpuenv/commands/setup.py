@@ -55,7 +55,7 @@ def setup_command(
     from gpuenv.lock.pypi import find_uv
     from gpuenv.recipes import load_knowledge_base
     from gpuenv.setup import SetupOptions, inputs_hash, now, plan_setup, read_state, write_state
-    from gpuenv.verify import Expectations, verify_environment
+    from gpuenv.verify import Expectations, Report, import_failures, verify_environment
 
     report = Reporter(quiet=quiet)
     kb = load_knowledge_base()
@@ -107,9 +107,22 @@ def setup_command(
         artifacts_of(locked), cache=cache_dir(), indexes=indexes, progress=report.progress
     )
     report.done_downloading()
-    result = install(locked, location, files, uv=find_uv(), say=report.say)
-    report.say("verifying inside the environment")
-    verdict = verify_environment(interpreter(result.env_dir), Expectations.from_plan(locked.plan))
+    expected = Expectations.from_plan(locked.plan)
+    verdicts: list[Report] = []
+
+    def verify_before_swap(python: Path) -> Optional[str]:
+        """verify is the smoke test: one import of each framework, before the swap."""
+        report.say("verifying inside the new environment")
+        verdicts.append(verify_environment(python, expected))
+        return import_failures(verdicts[-1])
+
+    result = install(
+        locked, location, files, uv=find_uv(), say=report.say, check=verify_before_swap
+    )
+    if not verdicts:  # the environment was there already (built from this very lockfile)
+        report.say("verifying inside the environment")
+        verdicts.append(verify_environment(interpreter(result.env_dir), expected))
+    verdict = verdicts[-1]
     if not quiet:
         click.echo(verdict.render(), err=True)
     activate = _activate_hint(result.link, result.backend)

@@ -27,6 +27,7 @@ from gpuenv.lock.lockfile import LockedEnvironment
 from gpuenv.machine import conda_platform
 
 Say = Callable[[str], None]
+Check = Callable[[Path], Optional[str]]
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,11 @@ def install(
     uv: str,
     smoke: bool = True,
     say: Say = lambda _: None,
+    check: Optional[Check] = None,
 ) -> InstallResult:
+    """`check`, when given, replaces the smoke test: it runs with the new environment's
+    interpreter before the swap (setup's verify, so the frameworks are imported once, not
+    twice) and returns why the environment must not be switched to, or None."""
     check_platform(locked)
     with exclusive(location.lock_path):
         current = up_to_date(locked.content_sha256, location)  # another install may have won
@@ -72,7 +77,11 @@ def install(
         target.parent.mkdir(parents=True, exist_ok=True)
         try:
             backend = _build(locked, target, files, uv, say)
-            if smoke:
+            if check is not None:
+                error = check(interpreter(target))
+                if error:
+                    raise InstallError(f"the new environment failed its check:\n{error}")
+            elif smoke:
                 say("checking that the frameworks import")
                 error = backends.smoke_test(interpreter(target), list(locked.plan.frameworks))
                 if error:
