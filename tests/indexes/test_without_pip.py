@@ -84,3 +84,21 @@ def test_lock_and_install_without_pip(no_pip_gpuenv: Path, tmp_path: Path) -> No
         check=True,
     )
     assert version.stdout.strip() == "0.4.31"
+
+
+def test_the_wheel_ships_the_parsed_knowledge_base(no_pip_gpuenv: Path, tmp_path: Path) -> None:
+    """The first run after an install reads the packaged cache, not the recipes' TOML."""
+    cache = tmp_path / "empty-cache"
+    env = {**os.environ, "GPUENV_CACHE_DIR": str(cache)}
+    env.pop("GPUENV_RECIPES", None)
+    python = no_pip_gpuenv.parent / "python"
+    code = (
+        "import gpuenv.recipes as r, gpuenv.cache as c;"
+        "r._parse = None;"  # parsing TOML would now fail: the packaged pickle must answer
+        "kb = r.load_knowledge_base(); print(kb.digest, c.PACKAGED)"
+    )
+    done = subprocess.run([str(python), "-c", code], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    digest, packaged = done.stdout.split()
+    assert (Path(packaged) / "recipes" / f"{digest}.pickle").is_file()
+    assert not cache.exists()  # nothing had to be written
