@@ -5,12 +5,16 @@ result = lock_plan(plan, LockOptions(output=Path("gpuenv.lock.yml")))
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
 from gpuenv.indexes import IndexConfig, user_index_config
+from gpuenv.lock import conda_lock_api
 from gpuenv.lock.conda import DEFAULT_CHANNELS, solve_conda
 from gpuenv.lock.errors import LockError
 from gpuenv.lock.lockfile import LockInputs, build_lockfile, read_lockfile, write_lockfile
@@ -78,6 +82,8 @@ def lock_plan(plan: Plan, options: LockOptions, ideal: Optional[Plan] = None) ->
             "this plan needs conda packages (" + ", ".join(plan.conda) + "); PEP 751 pylock.toml"
             " holds pip packages only: write a conda-lock file instead"
         )
+    # conda-lock's models (0.1-0.2 s of imports) load while uv and rattler work in child processes
+    models = _load_in_background(conda_lock_api.load) if options.format != "pylock" else None
     pip_lock = compile_pip(plan, indexes=indexes, exclude_newer=inputs.exclude_newer)
     pip = pip_lock.artifacts
     conda = solve_conda(plan, channels=options.channels)
@@ -86,6 +92,8 @@ def lock_plan(plan: Plan, options: LockOptions, ideal: Optional[Plan] = None) ->
 
         write_pylock(plan, pip, options.output)
     else:
+        if models is not None:
+            models.join()
         fallback = plan_changes(ideal, plan) if ideal else []
         write_lockfile(build_lockfile(inputs, pip, conda, intent, fallback), options.output)
     return LockResult(
@@ -97,6 +105,19 @@ def lock_plan(plan: Plan, options: LockOptions, ideal: Optional[Plan] = None) ->
         exclude_newer=inputs.exclude_newer if pip_lock.cutoff_applied else None,
         notes=indexes.notes + pip_lock.notes,
     )
+
+
+def _load_in_background(load: Callable[[], object]) -> threading.Thread:
+    """Run `load` in a thread; join it before using what it loads. Its errors are left for
+    the main thread's own call to raise."""
+
+    def quietly() -> None:
+        with contextlib.suppress(Exception):
+            load()
+
+    thread = threading.Thread(target=quietly, name="gpuenv-preload", daemon=True)
+    thread.start()
+    return thread
 
 
 def check_lockfile(plan: Plan, options: LockOptions) -> tuple[bool, str]:
