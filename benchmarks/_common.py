@@ -30,6 +30,8 @@ _DROPPED = ("PIP_", "UV_INDEX", "UV_DEFAULT_INDEX", "UV_EXTRA_INDEX_URL", "UV_FI
 def clean_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(_DROPPED)}
     env.update(PIP_CONFIG_FILE=os.devnull, UV_NO_CONFIG="1", UV_PYTHON_DOWNLOADS="never")
+    if os.environ.get("GPUENV_BENCH_SOURCE"):  # measure another checkout's gpuenv (before/after)
+        env["PYTHONPATH"] = os.path.join(os.environ["GPUENV_BENCH_SOURCE"], "installer")
     env.update(extra)
     return env
 

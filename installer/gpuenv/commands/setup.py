@@ -43,19 +43,14 @@ def setup_command(
     REQUIREMENTS like torch, 'tensorflow>=2.11', jax; with none, the lab file's stack, or PyTorch.
     Safe to re-run: with nothing changed it is a quick no-op.
     """
-    from gpuenv.cache import cache_dir
+    # only what the no-op check needs; the rest is imported once there is work to do
     from gpuenv.detect import detect_machine
-    from gpuenv.envs.artifacts import artifacts_of, gather
     from gpuenv.envs.store import EnvLocation, interpreter
-    from gpuenv.envs.transaction import install, up_to_date
+    from gpuenv.envs.transaction import up_to_date
     from gpuenv.indexes import user_index_config
     from gpuenv.lab import find_lab_file, load_lab
-    from gpuenv.lock import LockOptions, lock_plan
-    from gpuenv.lock.lockfile import read_lockfile
-    from gpuenv.lock.pypi import find_uv
     from gpuenv.recipes import load_knowledge_base
     from gpuenv.setup import SetupOptions, inputs_hash, now, plan_setup, read_state, write_state
-    from gpuenv.verify import Expectations, Report, import_failures, verify_environment
 
     report = Reporter(quiet=quiet)
     kb = load_knowledge_base()
@@ -80,6 +75,14 @@ def setup_command(
         )
         click.echo(f"  activate: {state.get('activate')}")
         return
+
+    from gpuenv.cache import cache_dir
+    from gpuenv.envs.artifacts import artifacts_of, gather
+    from gpuenv.envs.transaction import install
+    from gpuenv.lock import LockOptions, lock_plan
+    from gpuenv.lock.lockfile import read_lockfile
+    from gpuenv.lock.pypi import find_uv
+    from gpuenv.verify import Expectations, Report, import_failures, verify_environment
 
     report.say(_machine_line(machine))
     chosen = plan_setup(machine, opts, kb, indexes, report.say)

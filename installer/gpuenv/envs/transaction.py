@@ -16,15 +16,16 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-from gpuenv.envs import backends, windows
-from gpuenv.envs.artifacts import LocalArtifact
 from gpuenv.envs.errors import InstallError
 from gpuenv.envs.filelock import exclusive
 from gpuenv.envs.store import EnvLocation, interpreter, read_metadata, write_metadata
-from gpuenv.lock.lockfile import LockedEnvironment
 from gpuenv.machine import conda_platform
+
+if TYPE_CHECKING:  # up_to_date, setup's no-op check, must not pay for the lockfile stack
+    from gpuenv.envs.artifacts import LocalArtifact
+    from gpuenv.lock.lockfile import LockedEnvironment
 
 Say = Callable[[str], None]
 Check = Callable[[Path], Optional[str]]
@@ -61,6 +62,8 @@ def install(
     """`check`, when given, replaces the smoke test: it runs with the new environment's
     interpreter before the swap (setup's verify, so the frameworks are imported once, not
     twice) and returns why the environment must not be switched to, or None."""
+    from gpuenv.envs import backends
+
     check_platform(locked)
     with exclusive(location.lock_path):
         current = up_to_date(locked.content_sha256, location)  # another install may have won
@@ -113,6 +116,8 @@ def check_platform(locked: LockedEnvironment) -> None:
 def _build(
     locked: LockedEnvironment, target: Path, files: list[LocalArtifact], uv: str, say: Say
 ) -> str:
+    from gpuenv.envs import backends, windows
+
     conda = [f for f in files if f.artifact.kind == "conda"]
     wheels = [f for f in files if f.artifact.kind == "pip"]
     if conda:
