@@ -30,10 +30,19 @@ _DROPPED = ("PIP_", "UV_INDEX", "UV_DEFAULT_INDEX", "UV_EXTRA_INDEX_URL", "UV_FI
 def clean_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(_DROPPED)}
     env.update(PIP_CONFIG_FILE=os.devnull, UV_NO_CONFIG="1", UV_PYTHON_DOWNLOADS="never")
-    if os.environ.get("GPUENV_BENCH_SOURCE"):  # measure another checkout's gpuenv (before/after)
-        env["PYTHONPATH"] = os.path.join(os.environ["GPUENV_BENCH_SOURCE"], "installer")
     env.update(extra)
     return env
+
+
+class Arm:
+    """Which gpuenv the gpuenv commands run: this checkout's, or (for a before/after
+    comparison in the same run) another checkout's source, set by `paired` around its calls."""
+
+    source: Optional[Path] = None
+
+    @classmethod
+    def tag(cls) -> str:
+        return "" if cls.source is None else "-before"
 
 
 def run(
@@ -44,6 +53,8 @@ def run(
     allowed: tuple[int, ...] = (0,),
 ) -> float:
     """Seconds the command took; stops the benchmark with the command's error if it failed."""
+    if Arm.source is not None and list(cmd[: len(GPUENV)]) == GPUENV:
+        env = {**env, "PYTHONPATH": str(Arm.source / "installer")}
     start = time.perf_counter()
     done = subprocess.run(
         list(cmd), env=dict(env), cwd=cwd, capture_output=True, text=True, check=False
@@ -80,6 +91,7 @@ class Row:
     goal_seconds: Optional[float] = None  # gpuenv <= goal_seconds, whatever the baseline
     a: list[float] = field(default_factory=list)
     b: list[float] = field(default_factory=list)
+    before: list[float] = field(default_factory=list)  # gpuenv from BEFORE, when asked
 
     @property
     def ratio(self) -> float:
@@ -103,16 +115,26 @@ class Row:
         return ", ".join(parts)
 
     def render(self) -> str:
+        before = ""
+        if self.before:
+            ratio = statistics.median(self.before) / statistics.median(self.b)
+            before = f" {_stat(self.before)}, {ratio:.2f}x |"
         return (
-            f"| {self.task} | {_stat(self.a)} | {self.baseline}: {_stat(self.b)} |"
+            f"| {self.task} |{before} {_stat(self.a)} | {self.baseline}: {_stat(self.b)} |"
             f" {self.ratio:.2f}x | {self.goal()} | {'met' if self.met else 'NOT met'} |"
         )
 
 
-HEADER = (
-    "| task | gpuenv, median (min-max) | baseline: median (min-max) | ratio | goal | |\n"
-    "|---|---:|---|---:|---|---|"
-)
+def header(with_before: bool) -> str:
+    if with_before:
+        return (
+            "| task | before: median (min-max), ratio | gpuenv, median (min-max) |"
+            " baseline: median (min-max) | ratio | goal | |\n|---|---:|---:|---|---:|---|---|"
+        )
+    return (
+        "| task | gpuenv, median (min-max) | baseline: median (min-max) | ratio | goal | |\n"
+        "|---|---:|---|---:|---|---|"
+    )
 
 
 def _stat(samples: list[float]) -> str:
@@ -122,20 +144,31 @@ def _stat(samples: list[float]) -> str:
     return f"{med:.2f} s ({min(samples):.2f}-{max(samples):.2f})"
 
 
+BEFORE: Optional[Path] = None  # set by --before: also measure that checkout's gpuenv
+
+
+def _before(step: Step) -> float:
+    Arm.source = BEFORE
+    try:
+        return step()
+    finally:
+        Arm.source = None
+
+
 def paired(row: Row, gpuenv: Step, baseline: Step, rounds: int) -> Row:
-    """Alternate A and B (ABBA...), so drift in the machine's load hits both alike."""
+    """Alternate A and B (ABBA...), so drift in the machine's load hits both alike; with
+    --before, the older gpuenv takes its turn in each round too."""
     for r in range(rounds):
-        if r % 2 == 0:
-            row.a.append(gpuenv())
-            row.b.append(baseline())
-        else:
-            row.b.append(baseline())
-            row.a.append(gpuenv())
+        steps: list[tuple[list[float], Step]] = [(row.a, gpuenv), (row.b, baseline)]
+        if BEFORE is not None:
+            steps.append((row.before, lambda: _before(gpuenv)))
+        for samples, step in steps if r % 2 == 0 else reversed(steps):
+            samples.append(step())
         print(f"  {row.task}: round {r + 1}/{rounds}", file=sys.stderr, flush=True)
     return row
 
 
 def print_table(rows: list[Row]) -> None:
-    print(HEADER)
+    print(header(any(r.before for r in rows)))
     for row in rows:
         print(row.render(), flush=True)

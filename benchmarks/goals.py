@@ -24,6 +24,7 @@ import sysconfig
 import tempfile
 from pathlib import Path
 
+import _common
 import cli_bench
 import install_bench
 import lock_bench
@@ -54,7 +55,16 @@ def main() -> None:
     parser.add_argument("--index", help="lock and install from this index (default: stand-ins)")
     parser.add_argument("--torch-wheel", type=Path, help="setup torch from this CPU wheel")
     parser.add_argument("--rounds", type=int, help="rounds of every row (default: per row)")
+    parser.add_argument(
+        "--before",
+        type=Path,
+        help="also time the gpuenv of this source tree (e.g. `git archive BASE | tar -x -C DIR`)"
+        " in every round, run with this environment's interpreter",
+    )
     args = parser.parse_args()
+    if args.before:
+        _common.BEFORE = args.before.resolve()
+        compileall.compile_dir(str(args.before / "installer"), quiet=2, workers=0)
     if args.torch_wheel and not args.index:
         sys.exit("--torch-wheel needs --index (where torch's dependencies come from)")
     compile_own_bytecode()

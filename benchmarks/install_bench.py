@@ -29,7 +29,8 @@ import tempfile
 from pathlib import Path
 from typing import Optional
 
-from _common import GPUENV, PYTHON_PASS, Row, clean_env, output, paired, print_table, run
+import _common
+from _common import GPUENV, PYTHON_PASS, Arm, Row, clean_env, output, paired, print_table, run
 from _standins import PY, Stack, make_stack
 
 from gpuenv.lock.pypi import find_uv
@@ -126,7 +127,7 @@ class Bench:
         return seconds
 
     def gpuenv_setup(self, name: Optional[str] = None, keep: bool = False) -> float:
-        name = name or f"bench{next(self.counter)}"
+        name = (name or f"bench{next(self.counter)}") + Arm.tag()  # each gpuenv its own state
         cmd = [*GPUENV, "setup", "--lab", str(self.lab), "--name", name, "-q"]
         seconds = run(cmd, self.env, cwd=self.lab.parent)
         if not keep:
@@ -172,6 +173,8 @@ def rows(work: Path, stack: Stack, rounds: int, python: str = PY) -> list[Row]:
         rounds,
     )
     bench.gpuenv_setup("noop", keep=True)
+    if _common.BEFORE is not None:
+        _common._before(lambda: bench.gpuenv_setup("noop", keep=True))
     noop = paired(
         Row(
             "setup no-op re-run",

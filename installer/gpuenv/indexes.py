@@ -90,7 +90,7 @@ def _pip_settings(env: dict[str, str]) -> PipSettings:
         raise IndexConfigError(str(exc)) from None
 
 
-def _uv_config_path(env: dict[str, str]) -> list[str]:
+def _uv_config_files(env: dict[str, str]) -> list[str]:
     if env.get("UV_NO_CONFIG"):
         return []
     candidates = [env.get("UV_CONFIG_FILE", "")]
@@ -103,7 +103,7 @@ def _uv_config_path(env: dict[str, str]) -> list[str]:
 
 def _uv_config_with_indexes(env: dict[str, str]) -> Optional[str]:
     """A uv.toml that sets an index (uv reads it by itself; pip's settings must not override it)."""
-    for path in _uv_config_path(env):
+    for path in _uv_config_files(env):
         try:
             with open(path, encoding="utf-8") as fh:
                 text = fh.read()
