@@ -4,7 +4,7 @@ gpuenv caches the parsed knowledge base (a pickle keyed by a hash of the recipes
 user's cache folder; without a shipped copy the first command after every install or upgrade
 parses all of recipes/ (about 0.1 s). This hook runs gpuenv's own loader from the source tree on
 the recipes being packaged, in a child process with a private cache folder, and puts the result
-in the wheel as gpuenv/_cache/recipes/<key>.pickle, which gpuenv.cache reads before the user's
+in the wheel under gpuenv/_cache/ (recipes/<key>.pickle), which gpuenv.cache reads before the user's
 cache. Editable installs read the checkout and skip this.
 """
 
@@ -39,7 +39,11 @@ class KnowledgeBaseHook(BuildHookInterface):
             "PYTHONDONTWRITEBYTECODE": "1",
         }
         subprocess.run([sys.executable, "-c", _LOAD], env=env, check=True, cwd=root)
-        pickles = sorted((out / "recipes").glob("*.pickle"))
-        if len(pickles) != 1:
-            raise RuntimeError(f"expected one parsed knowledge base in {out}, found {pickles}")
-        build_data["force_include"][str(pickles[0])] = f"gpuenv/_cache/recipes/{pickles[0].name}"
+        # whatever the loader cached (one entry today: recipes/<hash>.pickle), at the same path
+        pickles = sorted(out.rglob("*.pickle"))
+        if not pickles:
+            raise RuntimeError(f"gpuenv's loader cached nothing in {out}")
+        for path in pickles:
+            build_data["force_include"][str(path)] = (
+                f"gpuenv/_cache/{path.relative_to(out).as_posix()}"
+            )
