@@ -1,142 +1,210 @@
-"""Install one lockfile with gpuenv, with `uv pip sync` and with `pip install --require-hashes`.
+"""`gpuenv install` and `gpuenv setup` against the uv commands a user would run instead.
 
-    .venv/bin/python benchmarks/install_bench.py [--runs 3] [--requirements jax] [--keep DIR]
+    .venv/bin/python benchmarks/install_bench.py [--quick] [--rounds N] [--index URL]
+                                                 [--torch-wheel FILE]
 
-Locks a real CPU stack once (`gpuenv lock jax --os linux --python 3.11`), writes the same exact
-pins with their sha256 (`name==version --hash=sha256:...`) for uv and pip, warms every cache
-once, then times, each in a fresh environment with warm caches:
+Each gpuenv run and each baseline run builds a fresh environment with warm caches (uv's and
+gpuenv's, filled by an untimed run of each first), alternating A and B:
 
-- `gpuenv install LOCKFILE --prefix DIR` (with its default import smoke test, and without it),
-  and the no-op: the same install again;
-- `uv venv` + `uv pip sync --require-hashes`;
-- `python -m venv` + `pip install --require-hashes --no-deps -r`.
+- `gpuenv install LOCK --prefix DIR --no-smoke-test` against `uv venv DIR` + `uv pip sync
+  --require-hashes` of the same pins (name==version --hash=sha256:...), from the same index;
+- `gpuenv setup --lab LAB --name N` (the lab's lockfile exists: detect, read the plan, install,
+  verify inside the environment) against `uv venv` + `uv pip install FRAMEWORK==VERSION` + the
+  user's own import-and-multiply check (`python -c "import torch; a = torch.ones(32, 32); ..."`);
+- `gpuenv setup` again with nothing changed (the no-op) against `python -c pass`.
 
-pip's configuration on a machine may add find-links folders, extra indexes or constraints, and
-gpuenv carries pip's index settings over to uv: every command here runs with
-PIP_CONFIG_FILE=/dev/null and without the PIP_*/UV_* index variables, so all three fetch the
-same files from the default index.
+Which framework: torch with `--torch-wheel FILE` (a CPU wheel; its dependencies from --index),
+else jax (from --index, or stand-ins that pass gpuenv's jax probe; see _standins.py). Setup's
+lab has one class, a Linux machine without a GPU: run it on a machine without an NVIDIA GPU.
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
+import json
 import shutil
-import statistics
 import sys
 import tempfile
 from pathlib import Path
+from typing import Optional
 
-from _common import GPUENV, clean_env, timed
+import _common
+from _common import GPUENV, PYTHON_PASS, Arm, Row, clean_env, output, paired, print_table, run
+from _standins import PY, Stack, make_stack
 
-from gpuenv.lock.lockfile import read_lockfile
 from gpuenv.lock.pypi import find_uv
 
+LAB = """[lab]
+name = "benchmark"
+lockfiles = "locks"
 
-def bench_env(root: Path) -> dict[str, str]:
-    env = clean_env()
-    env.update(
-        PIP_CACHE_DIR=str(root / "cache-pip"),
-        UV_CACHE_DIR=str(root / "cache-uv"),
-        GPUENV_CACHE_DIR=str(root / "cache-gpuenv"),
-        GPUENV_HOME=str(root / "gpuenv-home"),
-    )
-    return env
+[stack]
+requirements = ["{framework}"]
 
-
-def write_pins(lockfile: Path, out: Path) -> int:
-    locked = read_lockfile(lockfile)
-    if locked.conda:
-        sys.exit("this benchmark wants a pip-only lockfile")
-    lines = [f"{p.name}=={p.version} --hash=sha256:{p.sha256}" for p in locked.pip]
-    out.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return len(lines)
+[[class]]
+name = "cpu"
+os = "linux"
+gpu = "none"
+"""
 
 
 class Bench:
-    def __init__(self, root: Path, lockfile: Path, pins: Path, python: str) -> None:
-        self.root, self.lockfile, self.pins, self.python = root, lockfile, pins, python
-        self.env = bench_env(root)
+    def __init__(self, work: Path, stack: Stack, python: str) -> None:
+        self.work, self.stack, self.python = work, stack, python
         self.uv = find_uv()
-        self.count = 0
+        self.env = clean_env(
+            PIP_INDEX_URL=stack.index,
+            UV_CACHE_DIR=str(work / "uv-cache"),
+            GPUENV_CACHE_DIR=str(work / "gpuenv-cache"),
+            GPUENV_HOME=str(work / "gpuenv-home"),
+        )
+        self.counter = itertools.count()
+        self.lab = work / "lab" / "lab.toml"
+        self.lockfile = work / "lab" / "locks" / "cpu.lock.yml"
+        self.pins = work / "pins.txt"
+
+    # --- preparation (untimed) ---------------------------------------------------------------
+
+    def lock(self) -> None:
+        self.lockfile.parent.mkdir(parents=True)
+        self.lab.write_text(LAB.format(framework=self.stack.framework))
+        flags = ["--no-gpu", "--os", "linux", "--arch", "x86_64", "--python", self.python]
+        out = ["-o", str(self.lockfile), "--exclude-newer", "none"]
+        if self.stack.framework_index is None:
+            run([*GPUENV, "lock", self.stack.framework, *flags, *out], self.env)
+        else:  # the plan's torch comes from the stand-in of its index
+            plan = json.loads(output([*GPUENV, "resolve", "torch", *flags, "--json"], self.env))
+            plan["frameworks"]["torch"]["version"] = self.stack.version.split("+")[0]
+            plan["pip"] = [
+                {"requirement": f"torch=={self.stack.version}", "index": self.stack.framework_index}
+            ]
+            plan_file = self.work / "plan.json"
+            plan_file.write_text(json.dumps(plan))
+            run([*GPUENV, "lock", "--plan", str(plan_file), *out], self.env)
+        from gpuenv.lock.lockfile import read_lockfile
+
+        locked = read_lockfile(self.lockfile)
+        self.pins.write_text(
+            "".join(f"{p.name}=={p.version} --hash=sha256:{p.sha256}\n" for p in locked.pip)
+        )
 
     def fresh(self) -> Path:
-        self.count += 1
-        parent = self.root / f"envs-{self.count}"
-        parent.mkdir()
-        return parent / "env"
+        folder = self.work / "envs" / str(next(self.counter))
+        folder.mkdir(parents=True)
+        return folder / "env"
 
-    def gpuenv(self, *extra: str) -> dict[str, float]:
+    def index_args(self) -> list[str]:
+        args = ["--default-index", self.stack.index]
+        if self.stack.framework_index:
+            args += ["--index", self.stack.framework_index]
+        return args
+
+    # --- measured steps ----------------------------------------------------------------------
+
+    def gpuenv_install(self) -> float:
         prefix = self.fresh()
-        cmd = [*GPUENV, "install", str(self.lockfile), "--prefix", str(prefix), "-q", *extra]
-        times = {"total": timed(cmd, self.env), "no-op": timed(cmd, self.env)}
+        cmd = [
+            *GPUENV,
+            "install",
+            str(self.lockfile),
+            "--prefix",
+            str(prefix),
+            "--no-smoke-test",
+            "-q",
+        ]
+        seconds = run(cmd, self.env)
         shutil.rmtree(prefix.parent)
-        return times
+        return seconds
 
-    def uv_sync(self) -> dict[str, float]:
+    def uv_sync(self) -> float:
         env_dir = self.fresh()
-        venv = timed([self.uv, "venv", str(env_dir), "--python", self.python, "-q"], self.env)
         python = env_dir / "bin" / "python"
-        sync = timed(
-            [self.uv, "pip", "sync", "--python", str(python), "--require-hashes", str(self.pins)],
-            self.env,
-        )
+        seconds = run([self.uv, "venv", str(env_dir), "--python", self.python, "-q"], self.env)
+        sync = [self.uv, "pip", "sync", "--python", str(python), "--require-hashes", "-q"]
+        seconds += run([*sync, *self.index_args(), str(self.pins)], self.env)
         shutil.rmtree(env_dir.parent)
-        return {"env": venv, "install": sync, "total": venv + sync}
+        return seconds
 
-    def pip(self) -> dict[str, float]:
+    def gpuenv_setup(self, name: Optional[str] = None, keep: bool = False) -> float:
+        name = (name or f"bench{next(self.counter)}") + Arm.tag()  # each gpuenv its own state
+        cmd = [*GPUENV, "setup", "--lab", str(self.lab), "--name", name, "-q"]
+        seconds = run(cmd, self.env, cwd=self.lab.parent)
+        if not keep:
+            shutil.rmtree(self.work / "gpuenv-home" / "envs")
+        return seconds
+
+    def uv_setup(self) -> float:
         env_dir = self.fresh()
-        venv = timed([sys.executable, "-m", "venv", str(env_dir)], self.env)
-        python = str(env_dir / "bin" / "python")
-        cmd = [python, "-m", "pip", "install", "--require-hashes", "--no-deps", "-r"]
-        install = timed([*cmd, str(self.pins)], self.env)
+        python = env_dir / "bin" / "python"
+        seconds = run([self.uv, "venv", str(env_dir), "--python", self.python, "-q"], self.env)
+        install = [self.uv, "pip", "install", "--python", str(python), "-q", *self.index_args()]
+        seconds += run([*install, f"{self.stack.framework}=={self.stack.version}"], self.env)
+        seconds += run([str(python), "-c", self.stack.check], self.env)
         shutil.rmtree(env_dir.parent)
-        return {"env": venv, "install": install, "total": venv + install}
+        return seconds
+
+
+def rows(work: Path, stack: Stack, rounds: int, python: str = PY) -> list[Row]:
+    bench = Bench(work, stack, python)
+    bench.lock()
+    for warm in (bench.gpuenv_install, bench.uv_sync, bench.gpuenv_setup, bench.uv_setup):
+        warm()
+    install = paired(
+        Row(
+            "install --no-smoke-test",
+            "gpuenv install LOCK --prefix DIR --no-smoke-test",
+            "`uv venv` + `uv pip sync`",
+            goal_ratio=1.3,
+        ),
+        bench.gpuenv_install,
+        bench.uv_sync,
+        rounds,
+    )
+    setup = paired(
+        Row(
+            f"setup, warm caches ({stack.framework} CPU)",
+            "gpuenv setup --lab LAB --name N",
+            f"`uv venv` + `uv pip install {stack.framework}` + import/matmul check",
+            goal_ratio=1.3,
+        ),
+        bench.gpuenv_setup,
+        bench.uv_setup,
+        rounds,
+    )
+    bench.gpuenv_setup("noop", keep=True)
+    if _common.BEFORE is not None:
+        _common._before(lambda: bench.gpuenv_setup("noop", keep=True))
+    noop = paired(
+        Row(
+            "setup no-op re-run",
+            "gpuenv setup --lab LAB --name N",
+            "`python -c pass`",
+            goal_seconds=0.15,
+        ),
+        lambda: bench.gpuenv_setup("noop", keep=True),
+        lambda: run(PYTHON_PASS, bench.env),
+        rounds,
+    )
+    return [install, setup, noop]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--requirements", nargs="+", default=["jax"])
-    parser.add_argument("--python", default="3.11")
-    parser.add_argument("--runs", type=int, default=3)
-    parser.add_argument("--keep", type=Path, help="work in this folder and keep it")
+    parser.add_argument("--quick", action="store_true", help="2 rounds, stand-in jax")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--index", help="install from this index (default: stand-ins built here)")
+    parser.add_argument("--torch-wheel", type=Path, help="set up torch from this CPU wheel")
     args = parser.parse_args()
-    root = args.keep or Path(tempfile.mkdtemp(prefix="gpuenv-install-bench-"))
-    root.mkdir(parents=True, exist_ok=True)
-    lockfile, pins = root / "bench.lock.yml", root / "requirements.txt"
-    env = bench_env(root)
-    flags = ["--os", "linux", "--python", args.python, "-o", str(lockfile)]
-    lock_time = timed([*GPUENV, "lock", *args.requirements, *flags], env)
-    count = write_pins(lockfile, pins)
-    print(f"locked {' '.join(args.requirements)}: {count} wheels in {lock_time:.1f}s")
-    bench = Bench(root, lockfile, pins, args.python)
-    samples: dict[str, list[dict[str, float]]] = {}
-    cases = {
-        "gpuenv install": bench.gpuenv,
-        "gpuenv install --no-smoke-test": lambda: bench.gpuenv("--no-smoke-test"),
-        "uv venv + uv pip sync": bench.uv_sync,
-        "python -m venv + pip install": bench.pip,
-    }
-    for case in cases.values():  # warm every cache once
-        case()
-    for _ in range(args.runs):
-        for name, case in cases.items():
-            samples.setdefault(name, []).append(case())
-    med = {
-        name: {key: statistics.median(s[key] for s in runs) for key in runs[0]}
-        for name, runs in samples.items()
-    }
-    uv = med["uv venv + uv pip sync"]["total"]
-    print(f"\nmedian of {args.runs} runs, seconds, warm caches, fresh environment each run\n")
-    print("| tool | create env | install | total | vs uv |")
-    print("|---|---:|---:|---:|---:|")
-    for name, m in med.items():
-        create = f"{m['env']:.2f}" if "env" in m else "-"
-        install = f"{m['install']:.2f}" if "install" in m else "-"
-        print(f"| {name} | {create} | {install} | {m['total']:.2f} | {m['total'] / uv:.1f}x |")
-    for name in ("gpuenv install", "gpuenv install --no-smoke-test"):
-        print(f"| {name}, again (no-op) | - | - | {med[name]['no-op']:.2f} | - |")
-    if args.keep is None:
-        shutil.rmtree(root)
+    if args.torch_wheel and not args.index:
+        sys.exit("--torch-wheel needs --index (where torch's dependencies come from)")
+    with tempfile.TemporaryDirectory(prefix="gpuenv-install-bench-") as tmp:
+        work = Path(tmp)
+        quick = args.quick
+        stack = make_stack(
+            work, None if quick else args.index, None if quick else args.torch_wheel, PY
+        )
+        print_table(rows(work, stack, 2 if quick else args.rounds))
 
 
 if __name__ == "__main__":

@@ -1,123 +1,90 @@
-"""Lock one plan for three platforms, cold and warm, side by side with calling uv directly.
+"""`gpuenv lock` against the `uv pip compile` a user would run for the same pins.
 
-    .venv/bin/python benchmarks/lock_bench.py [--rounds 3] [--requirements jax tensorflow]
+    .venv/bin/python benchmarks/lock_bench.py [--quick] [--rounds N] [--index URL]
 
-For each target, `gpuenv lock REQ... --os/--arch --python X.Y --no-probe` is timed against the
-`uv pip compile` gpuenv runs underneath (the plan's pip requirements and companions, from
-`gpuenv resolve --json`, with the same `--python-version`, `--python-platform`,
-`--format pylock.toml` and `--exclude-newer`). Cold: fresh UV_CACHE_DIR and GPUENV_CACHE_DIR;
-warm: the same caches again. The lock with the availability probe (no --no-probe) is timed too.
+gpuenv: `gpuenv lock jax --no-gpu --os linux --python 3.11 --exclude-newer none -o FILE`, with
+the index probe (the default), warm caches (uv's and gpuenv's, filled by an untimed run first).
+Baseline: `uv pip compile` of the plan's requirements (from `gpuenv resolve --json`, untimed),
+for the same Python and platform, writing pylock.toml with its hashes, from the same index.
 
-Both sides use only the default index: pip's configuration (which gpuenv would carry over to uv)
-is switched off with PIP_CONFIG_FILE=/dev/null and the PIP_*/UV_* index variables are dropped.
+`--exclude-newer none`: local indexes publish no upload times, so with its default cut-off gpuenv
+would run uv twice (once with the cut-off, once without, and say so); against an index that
+publishes them, the cut-off costs uv nothing measurable. Both sides get the index the same way a
+user sets it: PIP_INDEX_URL for gpuenv (read from pip's settings), --default-index for uv.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import statistics
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
-from _common import GPUENV, clean_env, timed
+from _common import GPUENV, Row, clean_env, output, paired, print_table, run
+from _standins import PY, standin_index
 
 from gpuenv.lock.pypi import find_uv
 from gpuenv.lock.targets import uv_python_platform
 
-TARGETS = {
-    "linux-64": ["--os", "linux", "--arch", "x86_64"],
-    "win-64": ["--os", "windows", "--arch", "x86_64"],
-    "osx-arm64": ["--os", "macos", "--arch", "arm64"],
-}
 
-
-def base_env() -> dict[str, str]:
-    return clean_env()
-
-
-def caches(root: Path, name: str) -> dict[str, str]:
-    return {"UV_CACHE_DIR": str(root / name / "uv"), "GPUENV_CACHE_DIR": str(root / name / "g")}
-
-
-def uv_command(plan: dict[str, object], work: Path) -> list[str]:
-    pip = plan["pip"]
-    companions = plan["companions"]
-    assert isinstance(pip, list) and isinstance(companions, list)
-    if any(p["index"] for p in pip):
+def rows(work: Path, index: str, rounds: int, python: str = PY) -> list[Row]:
+    env = clean_env(
+        PIP_INDEX_URL=index,
+        UV_CACHE_DIR=str(work / "uv-cache"),
+        GPUENV_CACHE_DIR=str(work / "gpuenv-cache"),
+    )
+    flags = ["jax", "--no-gpu", "--os", "linux", "--arch", "x86_64", "--python", python]
+    plan = json.loads(output([*GPUENV, "resolve", *flags, "--json"], env))
+    if any(p["index"] for p in plan["pip"]):
         sys.exit("this benchmark wants a plan that needs only the default index")
-    requirements = [p["requirement"] for p in pip] + list(companions)
-    (work / "requirements.in").write_text("\n".join(requirements) + "\n", encoding="utf-8")
-    cmd = [
+    requirements = work / "requirements.in"
+    requirements.write_text(
+        "".join(f"{r}\n" for r in [p["requirement"] for p in plan["pip"]] + plan["companions"])
+    )
+    constraints = work / "constraints.txt"
+    constraints.write_text("".join(f"{c}\n" for c in plan["constraints"]))
+    uv = [
         find_uv(),
         "pip",
         "compile",
-        str(work / "requirements.in"),
-        "--output-file",
-        str(work / "pylock.toml"),
+        str(requirements),
+        "--constraint",
+        str(constraints),
         "--format",
         "pylock.toml",
+        "-o",
+        str(work / "pylock.toml"),
         "--python-version",
-        str(plan["python"]),
+        python,
         "--python-platform",
-        uv_python_platform(str(plan["platform"]), plan.get("glibc")),  # type: ignore[arg-type]
-        "--python",
-        sys.executable,
-        "--no-header",
+        uv_python_platform(plan["platform"], plan.get("glibc")),
+        "--default-index",
+        index,
         "--quiet",
     ]
-    if plan.get("exclude_newer"):
-        cmd += ["--exclude-newer", str(plan["exclude_newer"])]
-    return cmd
-
-
-def bench_target(
-    target: str, requirements: list[str], python: str, rounds: int, root: Path
-) -> dict[str, float]:
-    env = base_env()
-    flags = [*requirements, *TARGETS[target], "--python", python]
-    work = root / target
-    work.mkdir()
-    resolved = subprocess.timed(
-        [*GPUENV, "resolve", *flags, "--json"], env=env, capture_output=True, check=True
+    lock = [*GPUENV, "lock", *flags, "--exclude-newer", "none", "-o", str(work / "jax.lock.yml")]
+    run(lock, env)  # warm both caches
+    run(uv, env)
+    row = Row(
+        "lock jax --no-gpu (warm)",
+        " ".join(["gpuenv", *lock[3:]]),
+        "`uv pip compile` (pylock, hashes)",
+        goal_ratio=1.2,
     )
-    uv = uv_command(json.loads(resolved.stdout), work)
-    lock = [*GPUENV, "lock", *flags, "-o", str(work / "gpuenv.lock.yml")]
-    samples: dict[str, list[float]] = {}
-    for r in range(rounds):
-        for label, cmd in (("gpuenv", [*lock, "--no-probe"]), ("uv", uv), ("probe", lock)):
-            env_r = {**env, **caches(root, f"{target}-{label}-{r}")}
-            samples.setdefault(f"{label} cold", []).append(timed(cmd, env_r))
-            samples.setdefault(f"{label} warm", []).append(timed(cmd, env_r))
-    return {k: statistics.median(v) for k, v in samples.items()}
+    return [paired(row, lambda: run(lock, env), lambda: run(uv, env), rounds)]
 
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--requirements", nargs="+", default=["jax", "tensorflow"])
-    parser.add_argument("--python", default="3.11")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="2 rounds, stand-in index")
+    parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--index", help="lock from this index (default: stand-ins built here)")
     args = parser.parse_args()
-    print(
-        f"gpuenv lock {' '.join(args.requirements)} --python {args.python}"
-        f" (median of {args.rounds}, seconds)\n"
-    )
-    print(
-        "| target | cache | gpuenv --no-probe | uv pip compile | overhead | fraction | with probe |"
-    )
-    print("|---|---|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory(prefix="gpuenv-lock-bench-") as tmp:
-        for target in TARGETS:
-            t = bench_target(target, args.requirements, args.python, args.rounds, Path(tmp))
-            for cache in ("cold", "warm"):
-                g, u, p = t[f"gpuenv {cache}"], t[f"uv {cache}"], t[f"probe {cache}"]
-                print(
-                    f"| {target} | {cache} | {g:.2f} | {u:.2f} | {g - u:+.2f} | {(g - u) / g:.0%}"
-                    f" | {p:.2f} |",
-                    flush=True,
-                )
+        work = Path(tmp)
+        index = args.index if args.index and not args.quick else standin_index(work, PY)
+        print_table(rows(work, index, 2 if args.quick else args.rounds))
 
 
 if __name__ == "__main__":

@@ -1,18 +1,19 @@
 """Resolve every GPU of the knowledge base on every OS for each framework set; report the rate.
 
-    .venv/bin/python benchmarks/resolve_rate.py [--limit N]
+    .venv/bin/python benchmarks/resolve_rate.py [--limit N] [--quick]
 
-Also times `gpuenv resolve` end to end (interpreter start-up included) against `python -c pass`,
-since a resolve must cost a small multiple of the interpreter's own start-up.
+Then times `gpuenv resolve` (and detect) end to end, interpreter start-up included, against
+`python -c pass` (cli_bench.py), since a resolve must cost a small multiple of the interpreter's
+own start-up.
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
-import subprocess
-import sys
 import time
+
+import cli_bench
+from _common import print_table
 
 from gpuenv.describe import describe_machine
 from gpuenv.machine import Driver, Gpu, Machine, OSInfo
@@ -75,42 +76,11 @@ def time_in_process(limit: int | None) -> None:
         )
 
 
-def time_cli(runs: int = 7) -> None:
-    def measure(cmd: list[str]) -> float:
-        samples = []
-        for _ in range(runs):
-            start = time.perf_counter()
-            subprocess.run(cmd, check=True, capture_output=True)
-            samples.append(time.perf_counter() - start)
-        return statistics.median(samples)
-
-    base = measure([sys.executable, "-c", "pass"])
-    cli = measure(
-        [
-            sys.executable,
-            "-m",
-            "gpuenv",
-            "resolve",
-            "torch",
-            "tensorflow",
-            "--gpu",
-            "GeForce GTX 1080 Ti",
-            "--driver",
-            "535.183.01",
-            "--os",
-            "linux",
-            "--json",
-        ]
-    )
-    print(
-        f"python -c pass: {base * 1000:.0f} ms; gpuenv resolve (CLI, median of {runs}): {cli * 1000:.0f} ms"
-        f" = {cli / base:.1f}x the interpreter's start-up"
-    )
-
-
 if __name__ == "__main__":
     parser = argparse.ArgumentParser()
     parser.add_argument("--limit", type=int, help="only the first N GPUs")
+    parser.add_argument("--quick", action="store_true", help="3 GPUs, 2 rounds: does it run?")
     args = parser.parse_args()
-    time_in_process(args.limit)
-    time_cli()
+    time_in_process(3 if args.quick else args.limit)
+    print()
+    print_table(cli_bench.rows(2 if args.quick else 20))

@@ -1,4 +1,10 @@
-"""gpuenv's cache folder: derived data only, safe to delete at any time."""
+"""gpuenv's cache folder: derived data only, safe to delete at any time.
+
+A wheel of gpuenv also ships a read-only cache (`gpuenv/_cache/`, written at build time by
+hatch_build.py: the parsed knowledge base), so the first run after an install does not parse
+the knowledge base's TOML. Entries are keyed by a hash of their inputs, so a packaged entry is
+used only when it matches exactly.
+"""
 
 from __future__ import annotations
 
@@ -6,32 +12,44 @@ import contextlib
 import os
 import pickle
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any, Optional
 
 CACHE_ENV = "GPUENV_CACHE_DIR"
+PACKAGED = Path(__file__).resolve().parent / "_cache"
 
 
-def cache_dir() -> Path:
+def cache_dir(platform: str = sys.platform) -> Path:
     override = os.environ.get(CACHE_ENV)
     if override:
         return Path(override)
+    if platform.startswith("linux"):
+        # platformdirs' own rule on Linux, without its import (a few ms on every command)
+        xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
+        return Path(xdg or os.path.expanduser("~/.cache")) / "gpuenv"
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir("gpuenv", appauthor=False))
 
 
 def read_pickle(kind: str, key: str) -> Optional[Any]:
-    path = cache_dir() / kind / f"{key}.pickle"
-    try:
-        with path.open("rb") as fh:
-            return pickle.load(fh)
-    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError):
-        return None  # absent, or written by another gpuenv version: rebuild it
+    """The cached value: the packaged copy if the wheel has it, else the user's cache's."""
+    for folder in (PACKAGED / kind, cache_dir() / kind):
+        path = folder / f"{key}.pickle"
+        try:
+            with path.open("rb") as fh:
+                return pickle.load(fh)
+        except OSError:
+            continue  # absent
+        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError):
+            continue  # written by another gpuenv version: the next place, or rebuild it
+    return None
 
 
 def write_pickle(kind: str, key: str, value: Any) -> None:
+
     folder = cache_dir() / kind
     try:
         folder.mkdir(parents=True, exist_ok=True)

@@ -1,19 +1,27 @@
 """The user's package-index configuration: for uv's arguments and for gpuenv's own look-ups.
 
 uv reads its own configuration (uv.toml, `UV_*` variables) by itself. pip's (pip.conf,
-`PIP_INDEX_URL`, `PIP_EXTRA_INDEX_URL`, `PIP_FIND_LINKS`) it ignores, so a lab that set up a
-mirror for pip would silently bypass it: gpuenv carries pip's settings over, unless the user
-configured uv's indexes (`UV_*` index variables, or a user or system uv.toml naming an index),
-which then win.
+`PIP_INDEX_URL`, `PIP_EXTRA_INDEX_URL`, `PIP_FIND_LINKS`, `PIP_NO_INDEX`) it ignores, so a lab
+that set up a mirror for pip would silently bypass it: gpuenv carries pip's settings over (read
+from pip's files and variables by gpuenv.pip_config, without pip), unless the user configured
+uv's indexes (`UV_*` index variables, or a user or system uv.toml naming an index), which then win.
+
+With nothing configured, gpuenv passes no index to uv, which uses its default index. gpuenv's own
+look-ups (which files an index publishes) need that default's URL too: gpuenv asks uv for it
+(uv documents it in its help text) rather than writing a host name into its source.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Optional
+
+from gpuenv.pip_config import PipConfigError, PipSettings, read_pip_settings
 
 _UV_INDEX_VARS = (
     "UV_DEFAULT_INDEX",
@@ -31,9 +39,10 @@ class IndexConfig:
     find_links: tuple[str, ...] = ()
     origin: str = "uv defaults"
     notes: tuple[str, ...] = field(default=())
+    no_index: bool = False  # pip's no-index: find-links folders only
 
     def uv_args(self) -> list[str]:
-        args: list[str] = []
+        args: list[str] = ["--no-index"] if self.no_index else []
         if self.index_url:
             args += ["--default-index", self.index_url]
         for url in self.extra_index_urls:
@@ -58,36 +67,43 @@ def user_index_config(environ: Optional[dict[str, str]] = None) -> IndexConfig:
     if uv_file:
         return IndexConfig(origin=f"uv configuration ({uv_file})")
     pip = _pip_settings(env)
-    index = pip.get("index-url")
-    extras = tuple(u for u in pip.get("extra-index-url", "").split() if _usable(u))
-    links = tuple(u for u in pip.get("find-links", "").split() if _usable(u))
-    skipped = [
-        u
-        for u in pip.get("extra-index-url", "").split() + pip.get("find-links", "").split()
-        if not _usable(u)
-    ]
+    extras = tuple(u for u in pip.extra_index_urls if _usable(u))
+    links = tuple(u for u in pip.find_links if _usable(u))
+    skipped = [u for u in (*pip.extra_index_urls, *pip.find_links) if not _usable(u)]
     notes = tuple(f"pip setting {u} skipped: the folder does not exist" for u in skipped)
-    if not (index or extras or links):
+    if not (pip.index_url or extras or links or pip.no_index):
         return IndexConfig(notes=notes)
     return IndexConfig(
-        index_url=index,
+        index_url=pip.index_url,
         extra_index_urls=extras,
         find_links=links,
-        origin="pip configuration",
+        origin="pip configuration (" + ", ".join(pip.sources) + ")",
         notes=notes,
+        no_index=pip.no_index,
     )
 
 
-def _uv_config_with_indexes(env: dict[str, str]) -> Optional[str]:
-    """A uv.toml that sets an index (uv reads it by itself; pip's settings must not override it)."""
+def _pip_settings(env: dict[str, str]) -> PipSettings:
+    try:
+        return read_pip_settings(env)
+    except PipConfigError as exc:
+        raise IndexConfigError(str(exc)) from None
+
+
+def _uv_config_files(env: dict[str, str]) -> list[str]:
     if env.get("UV_NO_CONFIG"):
-        return None
+        return []
     candidates = [env.get("UV_CONFIG_FILE", "")]
     xdg = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
     candidates += [os.path.join(xdg, "uv", "uv.toml"), "/etc/uv/uv.toml"]
     if sys.platform == "win32" and env.get("APPDATA"):
         candidates.append(os.path.join(env["APPDATA"], "uv", "uv.toml"))
-    for path in filter(None, candidates):
+    return [c for c in candidates if c]
+
+
+def _uv_config_with_indexes(env: dict[str, str]) -> Optional[str]:
+    """A uv.toml that sets an index (uv reads it by itself; pip's settings must not override it)."""
+    for path in _uv_config_files(env):
         try:
             with open(path, encoding="utf-8") as fh:
                 text = fh.read()
@@ -95,6 +111,28 @@ def _uv_config_with_indexes(env: dict[str, str]) -> Optional[str]:
             continue
         if any(key in text for key in ("index-url", "[[index]]", "find-links", "extra-index-url")):
             return path
+    return None
+
+
+def _uv_default_index(env: dict[str, str]) -> Optional[str]:
+    """The default index a uv.toml names (`index-url`, or an `[[index]]` with default = true)."""
+    path = _uv_config_with_indexes(env)
+    if path is None:
+        return None
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise IndexConfigError(f"uv configuration {path} cannot be read: {exc}") from None
+    if isinstance(data.get("index-url"), str):
+        return str(data["index-url"])
+    for entry in data.get("index") or []:
+        if isinstance(entry, dict) and entry.get("default") and isinstance(entry.get("url"), str):
+            return str(entry["url"])
     return None
 
 
@@ -107,79 +145,50 @@ def _usable(location: str) -> bool:
     return True
 
 
-def _pip_settings(env: dict[str, str]) -> dict[str, str]:
-    values: dict[str, str] = {}
-    for key, var in (
-        ("index-url", "PIP_INDEX_URL"),
-        ("extra-index-url", "PIP_EXTRA_INDEX_URL"),
-        ("find-links", "PIP_FIND_LINKS"),
-    ):
-        if env.get(var):
-            values[key] = env[var]
-    if len(values) == 3:
-        return values
-    for key, value in _pip_config_list(env).items():
-        name = key.rsplit(".", 1)[-1]
-        section = key.split(".", 1)[0]
-        if name in ("index-url", "extra-index-url", "find-links") and section in (
-            "global",
-            "install",
-        ):
-            values.setdefault(name, value)
-    return values
+def default_index_url(environ: Optional[dict[str, str]] = None) -> str:
+    """The simple-API URL of the index the user's tools use first.
+
+    uv's variables and configuration, then pip's (files and variables), then uv's own default,
+    as uv states it, so a lab behind a mirror is never sent elsewhere and no host name is
+    written here.
+    """
+    env = dict(os.environ if environ is None else environ)
+    for var in ("UV_DEFAULT_INDEX", "UV_INDEX_URL"):
+        if env.get(var, "").strip():
+            return env[var].strip().split()[0].rstrip("/") + "/"
+    from_uv_file = _uv_default_index(env)
+    if from_uv_file:
+        return from_uv_file.rstrip("/") + "/"
+    pip = _pip_settings(env)
+    if pip.index_url:
+        return pip.index_url.rstrip("/") + "/"
+    from gpuenv.lock.pypi import find_uv
+
+    return uv_builtin_default_index(find_uv())
 
 
-def _pip_config_list(env: dict[str, str]) -> dict[str, str]:
-    key = tuple(sorted((k, v) for k, v in env.items() if k.startswith(("PIP_", "VIRTUAL_ENV"))))
-    if key not in _PIP_CONFIG_CACHE:
-        _PIP_CONFIG_CACHE[key] = _read_pip_config(env)
-    return _PIP_CONFIG_CACHE[key]
+_UV_DEFAULT = re.compile(r"--default-index\b.*?\(by default: <([^>\s]+)>\)", re.DOTALL)
 
 
-_PIP_CONFIG_CACHE: dict[tuple[tuple[str, str], ...], dict[str, str]] = {}
-
-
-def _read_pip_config(env: dict[str, str]) -> dict[str, str]:
-    """pip's own view of its configuration (files and variables), asked once per process."""
+@lru_cache(maxsize=4)
+def uv_builtin_default_index(uv: str) -> str:
+    """uv's built-in default index, read from its own help text (once per uv binary)."""
     try:
-        out = subprocess.run(
-            [sys.executable, "-m", "pip", "config", "list"],
+        done = subprocess.run(
+            [uv, "pip", "compile", "--help"],
             capture_output=True,
             text=True,
             timeout=30,
             check=False,
-            env=env,
-        ).stdout
+        )
     except (OSError, subprocess.TimeoutExpired):
-        return {}
-    values: dict[str, str] = {}
-    for line in out.splitlines():
-        key, sep, value = line.partition("=")
-        if sep:
-            values[key.strip()] = value.strip().strip("'\"")
-    return values
-
-
-def default_index_url(environ: Optional[dict[str, str]] = None) -> str:
-    """The simple-API URL of the index the user's tools use first.
-
-    uv's and pip's variables, then pip's configuration files, then pip's built-in default, read
-    from pip itself rather than written here, so a lab behind a mirror is never sent elsewhere.
-    """
-    env = dict(os.environ if environ is None else environ)
-    for var in ("UV_DEFAULT_INDEX", "UV_INDEX_URL", "PIP_INDEX_URL"):
-        if env.get(var, "").strip():
-            return env[var].strip().rstrip("/") + "/"
-    configured = _pip_settings(env).get("index-url")
-    if configured:
-        return configured.split()[0].rstrip("/") + "/"
-    try:
-        from pip._internal.models.index import PyPI  # pip's own notion of the default index
-    except ImportError as exc:
+        done = None
+    found = _UV_DEFAULT.search(done.stdout) if done else None
+    if not found:
         raise IndexConfigError(
             "cannot tell which package index to use: set PIP_INDEX_URL (or UV_DEFAULT_INDEX)"
-        ) from exc
-    return str(PyPI.simple_url).rstrip("/") + "/"
+        )
+    return found.group(1).rstrip("/") + "/"
 
 
 class IndexConfigError(RuntimeError):

@@ -2,10 +2,10 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 from pathlib import Path
 
 import pytest
-from detect_fakes import FIXTURES
 
 from gpuenv.detect import nvml, pythons
 from gpuenv.detect._run import ProbeError, run
@@ -110,11 +110,6 @@ def test_find_nvml_library_layouts(tmp_path: Path) -> None:
     assert nvml.find_nvml_library("Darwin", tmp_path, {}) is None
 
 
-def test_uv_list_real_output() -> None:
-    found = pythons.parse_uv_list((FIXTURES / "pythons/uv-python-list.json").read_text())
-    assert found and all(p.source == "uv" and p.version.startswith("3.") for p in found)
-
-
 def test_py_launcher_lines() -> None:
     # the two layouts of `py -0p`: Python 3.11+ launcher (-V:X.Y) and older ones (-X.Y-64)
     text = (
@@ -149,3 +144,69 @@ def test_path_pythons_and_dedupe(tmp_path: Path) -> None:
 def test_probe_here_is_fast_and_has_running_python() -> None:
     found, _ = pythons.probe(5, "Linux")
     assert found[0].source == "running" and found[0].path == sys.executable
+
+
+def _fake_install(root: Path, folder: str, exe: str) -> Path:
+    path = root / folder / exe
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(b"\x7fELF fake")
+    return path
+
+
+def test_uv_managed_pythons_read_from_uvs_folder(tmp_path: Path) -> None:
+    root = tmp_path / "uvpy"
+    a = _fake_install(root, "cpython-3.12.4-linux-x86_64-gnu", "bin/python3.12")
+    b = _fake_install(root, "cpython-3.9.19-linux-x86_64-gnu", "bin/python3.9")
+    _fake_install(root, "pypy-3.10.14-linux-x86_64-gnu", "bin/python3.10")  # not CPython
+    _fake_install(root, "cpython-3.13.0+freethreaded-linux-x86_64-gnu", "bin/python3.13")
+    (root / "cpython-3.11.9-linux-x86_64-gnu").mkdir()  # unfinished: no interpreter inside
+    (root / ".lock").write_text("")
+    found = pythons.uv_managed({"UV_PYTHON_INSTALL_DIR": str(root)}, "Linux")
+    assert [(p.version, p.path, p.source) for p in found] == [
+        ("3.12.4", str(a), "uv"),
+        ("3.9.19", str(b), "uv"),
+    ]
+
+
+def test_uv_python_dir_defaults() -> None:
+    assert pythons.uv_python_dir({"XDG_DATA_HOME": "/d"}, "Linux") == "/d/uv/python"
+    assert pythons.uv_python_dir({"HOME": "/h"}, "Darwin") == "/h/.local/share/uv/python"
+    assert pythons.uv_python_dir({"APPDATA": "/ad"}, "Windows").replace("\\", "/") == (
+        "/ad/uv/data/python"
+    )
+
+
+def test_windows_uv_layout(tmp_path: Path) -> None:
+    exe = _fake_install(tmp_path, "cpython-3.11.9-windows-x86_64-none", "python.exe")
+    found = pythons.uv_managed({"UV_PYTHON_INSTALL_DIR": str(tmp_path)}, "Windows")
+    assert [(p.version, p.path) for p in found] == [("3.11.9", str(exe))]
+
+
+def test_pyenv_versions(tmp_path: Path) -> None:
+    exe = _fake_install(tmp_path / "versions", "3.10.13", "bin/python3.10")
+    _fake_install(tmp_path / "versions", "miniconda3-latest", "bin/python3.12")
+    _fake_install(tmp_path / "versions", "3.12-dev", "bin/python3.12")
+    found = pythons.pyenv_versions({"PYENV_ROOT": str(tmp_path)}, "Linux")
+    assert [(p.version, p.path, p.source) for p in found] == [("3.10.13", str(exe), "pyenv")]
+
+
+def test_unreadable_or_hostile_folders_give_nothing(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("not a folder")
+    assert pythons.uv_managed({"UV_PYTHON_INSTALL_DIR": str(tmp_path / "file")}, "Linux") == []
+    assert pythons.uv_managed({"UV_PYTHON_INSTALL_DIR": str(tmp_path / "absent")}, "Linux") == []
+    # a version folder whose "interpreter" is a folder, or a dangling link, is not one
+    (tmp_path / "u" / "cpython-3.12.1-linux-x86_64-gnu" / "bin" / "python3.12").mkdir(parents=True)
+    link = tmp_path / "u" / "cpython-3.11.1-linux-x86_64-gnu" / "bin" / "python3.11"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(tmp_path / "nowhere")
+    assert pythons.uv_managed({"UV_PYTHON_INSTALL_DIR": str(tmp_path / "u")}, "Linux") == []
+
+
+def test_probe_starts_no_process_for_uv(tmp_path: Path) -> None:
+    # a uv on PATH that would hang: detect must not run it
+    uv = tmp_path / "uv"
+    uv.write_text("#!/bin/sh\nsleep 30\n")
+    uv.chmod(0o755)
+    start = time.monotonic()
+    pythons.probe(5, "Linux", {"PATH": str(tmp_path), "HOME": str(tmp_path)})
+    assert time.monotonic() - start < 1.0

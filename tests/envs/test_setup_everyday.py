@@ -28,13 +28,7 @@ from gpuenv.recipes import load_knowledge_base
 from gpuenv.setup import read_state
 from installrepos import InstallRepos, jax_plan, run_in
 from localrepos import build_simple_index, build_wheel
-
-
-class _Verdict:
-    ok = True
-
-    def render(self) -> str:
-        return "verified (stand-in)"
+from storehelpers import StandInVerdict
 
 
 @dataclasses.dataclass
@@ -86,7 +80,7 @@ def local(
     monkeypatch.setattr(gpuenv.lock.availability, "resolve_with_sources", resolve_with_sources)
     monkeypatch.setattr(gpuenv.lock, "lock_plan", lock_plan)
     monkeypatch.setattr(gpuenv.indexes, "user_index_config", lambda: index)
-    monkeypatch.setattr(gpuenv.verify, "verify_environment", lambda *_a, **_kw: _Verdict())
+    monkeypatch.setattr(gpuenv.verify, "verify_environment", lambda *_a, **_kw: StandInVerdict())
     return chosen
 
 

@@ -31,13 +31,7 @@ from gpuenv.envs.store import EnvLocation, read_metadata, store_root
 from gpuenv.recipes import load_knowledge_base
 from gpuenv.setup import SetupPlan, read_state
 from installrepos import InstallRepos, jax_plan, run_in
-
-
-class _Verdict:
-    ok = True
-
-    def render(self) -> str:
-        return "verified (stand-in)"
+from storehelpers import StandInVerdict
 
 
 @pytest.fixture
@@ -64,7 +58,7 @@ def stack(
     monkeypatch.setattr(gpuenv.setup, "plan_setup", plan_setup)
     monkeypatch.setattr(gpuenv.lock, "lock_plan", lock_plan)
     monkeypatch.setattr(gpuenv.indexes, "user_index_config", lambda: install_repos.indexes)
-    monkeypatch.setattr(gpuenv.verify, "verify_environment", lambda *_a, **_kw: _Verdict())
+    monkeypatch.setattr(gpuenv.verify, "verify_environment", lambda *_a, **_kw: StandInVerdict())
     return chosen
 
 

@@ -142,30 +142,14 @@ def run_setup(
     as_json: bool,
     adding: bool = False,
 ) -> None:
-    from gpuenv.cache import cache_dir
+    # only what the no-op check needs; the rest is imported once there is work to do
     from gpuenv.detect import detect_machine
-    from gpuenv.envs.artifacts import artifacts_of, gather
     from gpuenv.envs.store import EnvLocation, interpreter
-    from gpuenv.envs.transaction import install, up_to_date
+    from gpuenv.envs.transaction import up_to_date
     from gpuenv.indexes import user_index_config
     from gpuenv.lab import discover_lab
-    from gpuenv.lock import LockOptions, lock_plan
-    from gpuenv.lock.lockfile import read_lockfile
-    from gpuenv.lock.pypi import find_uv
     from gpuenv.recipes import load_knowledge_base
-    from gpuenv.setup import (
-        DEFAULT_REQUIREMENTS,
-        SetupOptions,
-        discard_pending,
-        inputs_hash,
-        now,
-        pending_lockfile,
-        plan_setup,
-        promote_lockfile,
-        read_state,
-        write_state,
-    )
-    from gpuenv.verify import Expectations, verify_environment
+    from gpuenv.setup import DEFAULT_REQUIREMENTS, SetupOptions, inputs_hash, read_state
 
     report = Reporter(quiet=quiet or as_json)
     kb = load_knowledge_base()
@@ -203,6 +187,22 @@ def run_setup(
     ):
         _finish(as_json, "unchanged", name, state, location.link)
         return
+
+    from gpuenv.cache import cache_dir
+    from gpuenv.envs.artifacts import artifacts_of, gather
+    from gpuenv.envs.transaction import install
+    from gpuenv.lock import LockOptions, lock_plan
+    from gpuenv.lock.lockfile import read_lockfile
+    from gpuenv.lock.pypi import find_uv
+    from gpuenv.setup import (
+        discard_pending,
+        now,
+        pending_lockfile,
+        plan_setup,
+        promote_lockfile,
+        write_state,
+    )
+    from gpuenv.verify import Expectations, Report, import_failures, verify_environment
 
     report.say(_machine_line(machine))
     chosen = plan_setup(machine, opts, kb, indexes, report.say)
@@ -247,14 +247,27 @@ def run_setup(
             artifacts_of(locked), cache=cache_dir(), indexes=indexes, progress=report.progress
         )
         report.done_downloading()
-        result = install(locked, location, files, uv=find_uv(), say=report.say)
+        expected = Expectations.from_plan(locked.plan)
+        verdicts: list[Report] = []
+
+        def verify_before_swap(python: Path) -> Optional[str]:
+            """verify is the smoke test: one import of each framework, before the swap."""
+            report.say("verifying inside the new environment")
+            verdicts.append(verify_environment(python, expected))
+            return import_failures(verdicts[-1])
+
+        result = install(
+            locked, location, files, uv=find_uv(), say=report.say, check=verify_before_swap
+        )
         if pending is not None:
             promote_lockfile(pending, chosen.lockfile)
     finally:
         if pending is not None:
             discard_pending(pending)
-    report.say("verifying inside the environment")
-    verdict = verify_environment(interpreter(result.env_dir), Expectations.from_plan(locked.plan))
+    if not verdicts:  # the environment was there already (built from this very lockfile)
+        report.say("verifying inside the environment")
+        verdicts.append(verify_environment(interpreter(result.env_dir), expected))
+    verdict = verdicts[-1]
     if not quiet and not as_json:
         click.echo(verdict.render(), err=True)
     kernel = (

@@ -19,9 +19,9 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
-from gpuenv.envs import backends, fs, windows
+from gpuenv.envs import fs, windows
 from gpuenv.envs.artifacts import LocalArtifact
 from gpuenv.envs.errors import CorruptEnvironment, InstallError, StoreInputError
 from gpuenv.envs.filelock import exclusive, timeout_from_env
@@ -35,7 +35,12 @@ from gpuenv.envs.store import (
 from gpuenv.lock.lockfile import LockedEnvironment
 from gpuenv.machine import conda_platform
 
+if TYPE_CHECKING:  # up_to_date, setup's no-op check, must not pay for the lockfile stack
+    from gpuenv.envs.artifacts import LocalArtifact
+    from gpuenv.lock.lockfile import LockedEnvironment
+
 Say = Callable[[str], None]
+Check = Callable[[Path], Optional[str]]
 
 
 @dataclass(frozen=True)
@@ -77,10 +82,14 @@ def install(
     say: Say = lambda _: None,
     lock_timeout: Optional[float] = None,
     notice: Optional[Say] = None,
+    check: Optional[Check] = None,
 ) -> InstallResult:
     """The transaction: check, take the lock, build aside, mark complete, swap, retire.
 
     `say` reports progress; `notice` (default: `say`) says that this install waits for another.
+    `check`, when given, replaces the smoke test: it runs with the new environment's interpreter
+    before the swap (setup's verify, so the frameworks are imported once, not twice) and returns
+    why the environment must not be switched to, or None.
     """
     check_platform(locked)
     check_location(location)
@@ -93,7 +102,7 @@ def install(
                 return _result(False, current, location)
             check_location(location)  # again: the link may have changed while we waited
             _remove_leftovers(location, say)
-            target = _build_aside(locked, location, files, uv, smoke, say)
+            target = _build_aside(locked, location, files, uv, smoke, say, check)
             _go_live(location, target)
             return _result(True, target, location)
     except OSError as exc:  # a full disk, a read-only store: one message, nothing half-done
@@ -138,15 +147,22 @@ def _build_aside(
     uv: str,
     smoke: bool,
     say: Say,
+    check: Optional[Check] = None,
 ) -> Path:
     """A complete new version folder beside the live one; removed again if anything fails."""
+    from gpuenv.envs import backends
+
     target = location.version_dir(locked.content_sha256)
     if target == location.linked_version():  # same lockfile, but its metadata is corrupt
         target = location.version_dir(hashlib.sha256(target.name.encode()).hexdigest())
     os.makedirs(target.parent, exist_ok=True)
     try:
         backend = _build(locked, target, files, uv, say)
-        if smoke:
+        if check is not None:
+            error = check(interpreter(target))
+            if error:
+                raise InstallError(f"the new environment failed its check:\n{error}")
+        elif smoke:
             say("checking that the frameworks import")
             error = backends.smoke_test(interpreter(target), list(locked.plan.frameworks))
             if error:
@@ -172,6 +188,8 @@ def check_platform(locked: LockedEnvironment) -> None:
 def _build(
     locked: LockedEnvironment, target: Path, files: list[LocalArtifact], uv: str, say: Say
 ) -> str:
+    from gpuenv.envs import backends
+
     conda = [f for f in files if f.artifact.kind == "conda"]
     wheels = [f for f in files if f.artifact.kind == "pip"]
     if conda:

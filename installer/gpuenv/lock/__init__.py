@@ -5,13 +5,17 @@ result = lock_plan(plan, LockOptions(output=Path("gpuenv.conda-lock.yml")))
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
 from gpuenv.atomic_write import check_output_path
 from gpuenv.indexes import IndexConfig, user_index_config
+from gpuenv.lock import conda_lock_api
 from gpuenv.lock.conda import DEFAULT_CHANNELS, solve_conda
 from gpuenv.lock.errors import LockError
 from gpuenv.lock.header import conda_lock_header, pylock_header
@@ -90,6 +94,8 @@ def lock_plan(plan: Plan, options: LockOptions, ideal: Optional[Plan] = None) ->
             " and uv and pip need it. Lock without --portable (the URLs of your index), or"
             " write a portable conda-lock file (--format conda-lock)."
         )
+    # conda-lock's models (0.1-0.2 s of imports) load while uv and rattler work in child processes
+    models = _load_in_background(conda_lock_api.load) if options.format != "pylock" else None
     pip_lock = compile_pip(plan, indexes=indexes, exclude_newer=inputs.exclude_newer)
     pip = pip_lock.artifacts
     conda = solve_conda(plan, channels=options.channels)
@@ -111,6 +117,8 @@ def lock_plan(plan: Plan, options: LockOptions, ideal: Optional[Plan] = None) ->
         text = render_pylock(plan, pip, tool, uv_pylock=pip_lock.uv_pylock, header=header)
         write_pylock(options.output, text)
     else:
+        if models is not None:
+            models.join()
         lockfile = build_lockfile(inputs, pip, conda, intent, fallback)
         portable = sum(
             1 for p in lockfile.package if p.manager == "pip" and p.url.startswith(PORTABLE_PREFIX)
@@ -133,6 +141,19 @@ def lock_plan(plan: Plan, options: LockOptions, ideal: Optional[Plan] = None) ->
         exclude_newer=inputs.exclude_newer if pip_lock.cutoff_applied else None,
         notes=indexes.notes + pip_lock.notes,
     )
+
+
+def _load_in_background(load: Callable[[], object]) -> threading.Thread:
+    """Run `load` in a thread; join it before using what it loads. Its errors are left for
+    the main thread's own call to raise."""
+
+    def quietly() -> None:
+        with contextlib.suppress(Exception):
+            load()
+
+    thread = threading.Thread(target=quietly, name="gpuenv-preload", daemon=True)
+    thread.start()
+    return thread
 
 
 def check_lockfile(plan: Plan, options: LockOptions) -> tuple[bool, str]:

@@ -19,6 +19,7 @@ from urllib.parse import unquote
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from gpuenv.indexes import IndexConfig, default_index_url
+from gpuenv.lock.probe_cache import cached_filenames
 from gpuenv.machine import Machine
 from gpuenv.recipes import KnowledgeBase
 from gpuenv.recipes.fresh import newer_releases
@@ -87,7 +88,10 @@ def gather(
 ) -> Availability:
     frameworks = list(frameworks)
     packages = framework_packages(kb, frameworks, platform)
-    user_indexes = [config.index_url or default_index_url(), *config.extra_index_urls]
+    if config.no_index:  # pip's no-index: find-links folders only
+        user_indexes: list[str] = []
+    else:
+        user_indexes = [config.index_url or default_index_url(), *config.extra_index_urls]
     jobs = [
         (pkg, idx)
         for pkg, extra in sorted(packages.items())
@@ -99,7 +103,7 @@ def gather(
     def probe(job: tuple[str, str]) -> tuple[str, str, list[str] | Exception]:
         pkg, index = job
         try:
-            return pkg, index, fetch_filenames(index, pkg, timeout=PROBE_TIMEOUT)
+            return pkg, index, cached_filenames(index, pkg, _fetch, _is_missing_project)
         except Exception as exc:  # every failure is a note, never a crash
             return pkg, index, exc
 
@@ -126,6 +130,10 @@ def gather(
         unreachable=tuple(sorted(unreachable.values())),
         pythons={pkg: {v: frozenset(p) for v, p in f.pythons.items()} for pkg, f in found.items()},
     )
+
+
+def _fetch(index: str, project: str) -> list[str]:
+    return fetch_filenames(index, project, timeout=PROBE_TIMEOUT)
 
 
 def _is_missing_project(exc: Exception) -> bool:

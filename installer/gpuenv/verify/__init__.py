@@ -23,6 +23,7 @@ __all__ = [
     "ProbeRun",
     "Report",
     "VerifyError",
+    "import_failures",
     "verify_environment",
 ]
 
@@ -84,3 +85,13 @@ def verify_environment(
         problems=tuple(problems),
         notes=tuple(notes),
     )
+
+
+def import_failures(report: Report) -> Optional[str]:
+    """Why the environment cannot even import its frameworks (None when it can): the smoke
+    test's question, answered from a verify report so the frameworks are imported only once."""
+    failed: list[str] = []
+    for fw in report.frameworks:
+        if not any(c.name == "import" and c.ok for c in fw.checks):
+            failed += [f"{fw.name}: {p}" for p in fw.problems] or [f"{fw.name}: did not import"]
+    return "\n".join(failed) or None
