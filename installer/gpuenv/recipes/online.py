@@ -16,7 +16,7 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from gpuenv.recipes.check import Finding
-from gpuenv.recipes.load import Build, Framework, KnowledgeBase, Release
+from gpuenv.recipes.load import PLATFORM_PROJECT, Build, Framework, KnowledgeBase, Release
 from gpuenv.simple_index import project_files
 
 
@@ -66,10 +66,6 @@ def fetch_filenames(index_url: str, project: str, timeout: float = 30.0) -> list
     return sorted(project_files(index_url, project, timeout))
 
 
-# Where a framework's per-platform wheels live when its own wheel is pure Python.
-_PLATFORM_PROJECT = {"jax": "jaxlib"}
-
-
 def compare(kb: KnowledgeBase, index_url: str, fetch: Optional[object] = None) -> list[Finding]:
     getter = fetch or fetch_filenames
     findings = _compare_default_index(kb, index_url, getter)
@@ -82,7 +78,7 @@ def _compare_default_index(kb: KnowledgeBase, index_url: str, getter: object) ->
     findings: list[Finding] = []
     for fw in kb.frameworks.values():
         project = fw.name
-        platform_project = _PLATFORM_PROJECT.get(project, project)
+        platform_project = PLATFORM_PROJECT.get(project, project)
         try:
             files = getter(index_url, project)  # type: ignore[operator]
             platform_files = (
