@@ -7,7 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from gpuenv.recipes.online import compare, compare_variants, fetch_filenames, wheel_pythons
+from gpuenv.recipes.online import (
+    compare,
+    compare_variants,
+    fetch_filenames,
+    platform_of,
+    wheel_pythons,
+)
 from localrepos import build_simple_index, build_wheel
 
 
@@ -41,6 +47,86 @@ def test_a_wrong_python_list_is_an_error(kb) -> None:
         f.level == "error" and "python.linux-64" in f.where and release.version in f.where
         for f in findings
     )
+
+
+# Real file names from the configured index (tensorflow 2.3.1 and 1.15.0, read 2026-12-01).
+TF_2_3_1_MAC = [
+    "tensorflow-2.3.1-cp35-cp35m-macosx_10_6_intel.whl",
+    "tensorflow-2.3.1-cp36-cp36m-macosx_10_9_x86_64.whl",
+    "tensorflow-2.3.1-cp37-cp37m-macosx_10_9_x86_64.whl",
+    "tensorflow-2.3.1-cp38-cp38-macosx_10_14_x86_64.whl",
+]
+TF_1_15_0 = [
+    "tensorflow-1.15.0-cp27-cp27m-macosx_10_11_x86_64.whl",
+    "tensorflow-1.15.0-cp27-cp27mu-manylinux2010_x86_64.whl",
+    "tensorflow-1.15.0-cp35-cp35m-macosx_10_11_x86_64.whl",
+    "tensorflow-1.15.0-cp35-cp35m-manylinux2010_x86_64.whl",
+    "tensorflow-1.15.0-cp35-cp35m-win_amd64.whl",
+    "tensorflow-1.15.0-cp36-cp36m-macosx_10_11_x86_64.whl",
+    "tensorflow-1.15.0-cp36-cp36m-manylinux2010_x86_64.whl",
+    "tensorflow-1.15.0-cp37-cp37m-macosx_10_11_x86_64.whl",
+    "tensorflow-1.15.0-cp37-cp37m-manylinux2010_x86_64.whl",
+]
+
+
+def test_an_intel_fat_mac_wheel_is_an_osx_64_wheel() -> None:
+    # macosx_10_6_intel holds i386 and x86_64 code; pip installs it on an Intel Mac
+    (pythons,) = wheel_pythons(TF_2_3_1_MAC).values()
+    assert pythons == {"osx-64": {"3.5", "3.6", "3.7", "3.8"}}
+
+
+@pytest.mark.parametrize(
+    "tag",
+    ["macosx_10_6_intel", "macosx_10_6_fat64", "macosx_10_6_fat3", "macosx_10_6_universal"],
+)
+def test_mac_tags_with_x86_64_code_count_as_osx_64(tag) -> None:  # type: ignore[no-untyped-def]
+    assert platform_of(tag) == ("osx-64",)
+
+
+@pytest.mark.parametrize(
+    "tag",
+    ["macosx_10_6_i386", "macosx_10_6_ppc", "macosx_10_6_fat32", "macosx_10_6_fat", "intel"],
+)
+def test_mac_tags_without_x86_64_code_count_as_no_platform(tag) -> None:  # type: ignore[no-untyped-def]
+    assert platform_of(tag) == ()
+
+
+def test_python_2_wheels_are_left_out() -> None:
+    (pythons,) = wheel_pythons(TF_1_15_0).values()
+    assert pythons == {
+        "linux-64": {"3.5", "3.6", "3.7"},
+        "osx-64": {"3.5", "3.6", "3.7"},
+        "win-64": {"3.5"},
+    }
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "tensorflow-1.15.0-cp27-cp27mu-manylinux2010_x86_64.whl",
+        "tensorflow-1.15.0-cp2-cp2-manylinux2010_x86_64.whl",
+        "tensorflow-1.15.0-cp3-cp3-manylinux2010_x86_64.whl",  # no minor version
+        "tensorflow-1.15.0-py2-none-any.whl",
+        "tensorflow-1.15.0-cp40-cp40-manylinux2010_x86_64.whl",
+        "tensorflow-1.15.0-cp310-cp310-manylinux2010_../x86_64.whl",
+    ],
+)
+def test_wheels_of_no_python_3_x_give_no_python(name) -> None:  # type: ignore[no-untyped-def]
+    assert wheel_pythons([name]) == {}
+
+
+def test_python_2_and_intel_wheels_raise_no_error_against_the_data(kb) -> None:
+    # tensorflow 1.15.0's and 2.3.1's recorded Python lists match the index's Python 3 wheels
+    wheels = {"1.15.0": TF_1_15_0, "2.3.1": TF_2_3_1_MAC}
+    tf = kb.framework("tensorflow")
+    lean = dataclasses.replace(tf, releases=tuple(r for r in tf.releases if r.version in wheels))
+    small = dataclasses.replace(kb, frameworks={"tensorflow": lean})
+
+    def fetch(index: str, project: str) -> list[str]:
+        return [n for names in wheels.values() for n in names] if project == "tensorflow" else []
+
+    errors = [f for f in compare(small, "file:///unused/", fetch) if f.level == "error"]
+    assert [f for f in errors if "python.osx-64" in f.where or "python.linux-64" in f.where] == []
 
 
 @pytest.mark.network
@@ -135,3 +221,27 @@ def test_an_unreachable_variant_index_is_a_warning_not_a_crash(kb) -> None:
 
     (finding,) = compare_variants(_framework(kb, True), fetch)
     assert finding.level == "warning" and "not compared" in finding.message
+
+
+def test_jax_builds_are_compared_by_their_labelled_jaxlib_wheels(kb) -> None:
+    # jax 0.4.18's cuda12_pip extra requires jaxlib ==0.4.18+cuda12.cudnn89 (its METADATA): the
+    # JAX CUDA index lists jaxlib wheels with that label, and no jax wheel with any label.
+    jax = kb.framework("jax")
+    one = dataclasses.replace(jax, releases=tuple(r for r in jax.releases if r.version == "0.4.18"))
+    asked: list[str] = []
+
+    def fetch(index: str, project: str) -> list[str]:
+        asked.append(project)
+        return [
+            "jax-0.4.18-py3-none-any.whl",
+            "jaxlib-0.4.18+cuda12.cudnn89-cp311-cp311-manylinux2014_x86_64.whl",
+        ]
+
+    assert compare_variants(one, fetch) == []
+    assert asked and set(asked) == {"jaxlib"}
+
+    def fetch_without(index: str, project: str) -> list[str]:
+        return ["jaxlib-0.4.18-cp311-cp311-manylinux2014_x86_64.whl"]
+
+    (finding,) = compare_variants(one, fetch_without)
+    assert finding.level == "error" and "jaxlib 0.4.18+cuda12.cudnn89" in finding.message

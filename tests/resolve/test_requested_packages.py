@@ -112,3 +112,55 @@ def test_a_companion_range_nothing_meets_is_an_error_that_says_so(kb, describe) 
     machine = describe("GeForce RTX 4090", "580.95.05", "linux")
     with pytest.raises(ResolveError, match=r"torchaudio==99\.0.*companion in that range"):
         resolve(machine, ["torchaudio==99.0"], kb=kb)
+
+
+# What each companion wheel's METADATA requires of torch (configured index, read 2026-12-01):
+# torchaudio-2.10.0-cp312-cp312-{manylinux_2_28_x86_64,manylinux_2_28_aarch64,win_amd64,
+# macosx_11_0_arm64}.whl `Requires-Dist: torch==2.10.0`; torchaudio-2.11.1-py3-none-*.whl
+# (uploaded with torch 2.15.0, 2026-10-28) `Requires-Dist: torch>=2.11`;
+# torchvision-0.29.2-py3-none-*.whl (same day) `Requires-Dist: torch (>=2.14.0)`.
+TORCHAUDIO_REQUIRES = {"2.10.0": "==2.10.0", "2.11.1": ">=2.11"}
+TORCHVISION_REQUIRES = {"0.29.2": ">=2.14.0"}
+# torch releases 2.10-2.15 on the index whose companions the METADATA above decides
+TORCH_AUDIO_RELEASES = ["2.10.0", "2.12.0", "2.12.1", "2.13.0", "2.14.0", "2.14.1", "2.15.0"]
+
+
+def _companion(plan, project: str) -> str:  # type: ignore[no-untyped-def]
+    pins = [p for p in _pins(plan) if p.startswith(f"{project}==")]
+    assert len(pins) == 1, pins
+    return pins[0].split("==", 1)[1].split("+", 1)[0]
+
+
+@pytest.mark.parametrize("torch", TORCH_AUDIO_RELEASES)
+def test_torchaudio_is_planned_with_every_torch_its_metadata_admits(kb, describe, torch) -> None:
+    from packaging.specifiers import SpecifierSet
+
+    plan = resolve(describe(None, None, "linux"), [f"torch=={torch}", "torchaudio"], kb=kb)
+    assert plan.frameworks["torch"].version == torch
+    audio = _companion(plan, "torchaudio")
+    assert audio in TORCHAUDIO_REQUIRES, f"torchaudio {audio}: not a wheel read for this test"
+    assert torch in SpecifierSet(TORCHAUDIO_REQUIRES[audio])
+
+
+def test_torch_2_15_has_the_torchvision_released_with_it(kb, describe) -> None:
+    from packaging.specifiers import SpecifierSet
+
+    plan = resolve(describe(None, None, "linux"), ["torch==2.15.0", "torchvision"], kb=kb)
+    vision = _companion(plan, "torchvision")
+    assert vision in TORCHVISION_REQUIRES and "2.15.0" in SpecifierSet(TORCHVISION_REQUIRES[vision])
+
+
+@pytest.mark.parametrize(
+    ("gpu", "driver"),
+    [("8.9", "570.86.15"), ("8.9", "580.95.05"), ("6.0", "550.54.14"), (None, None)],
+)
+@pytest.mark.parametrize("project", ["torchaudio", "torchvision"])
+def test_asking_for_a_companion_does_not_hold_torch_back(
+    kb, describe, gpu, driver, project
+) -> None:
+    # Every torch release 2.10-2.15 has a torchaudio and a torchvision on the index that its
+    # METADATA admits (above), so asking for one must not change which torch is chosen.
+    machine = describe(gpu, driver, "linux")
+    alone = resolve(machine, ["torch"], kb=kb).frameworks["torch"]
+    paired = resolve(machine, ["torch", project], kb=kb).frameworks["torch"]
+    assert (paired.version, paired.variant) == (alone.version, alone.variant)

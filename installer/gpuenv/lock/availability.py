@@ -25,7 +25,7 @@ from gpuenv.recipes import KnowledgeBase
 from gpuenv.recipes.fresh import newer_releases
 from gpuenv.recipes.online import fetch_filenames, platform_of
 from gpuenv.resolve.plan import Plan
-from gpuenv.resolve.rules import build_package
+from gpuenv.resolve.rules import labelled_project
 from gpuenv.resolve.target import Availability
 
 PROBE_TIMEOUT = 15.0
@@ -41,7 +41,7 @@ def framework_packages(
             for build in release.builds:
                 if platform not in build.platforms:
                     continue
-                indexes = out.setdefault(build_package(release, build), set())
+                indexes = out.setdefault(labelled_project(release, build), set())
                 if build.index and platform not in build.pypi_default:
                     indexes.add(build.index)
     return out

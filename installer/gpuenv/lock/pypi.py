@@ -176,6 +176,9 @@ def _project(requirements: list[str], routed: dict[str, str]) -> str:
             f"url = {json.dumps(url)}",
             "explicit = true",
         ]
+        if url.endswith(".html"):
+            # a find-links page (the JAX CUDA wheels), not a PEP 503 index: uv reads it as flat
+            lines.append('format = "flat"')
     if routed:
         lines += ["", "[tool.uv.sources]"]
         lines += [

@@ -7,6 +7,7 @@ The names other stages use are re-exported here.
 
 from gpuenv.recipes.load import (
     FRAMEWORK_FILES,
+    PLATFORM_PROJECT,
     PLATFORMS,
     RECIPES_ENV,
     AmbiguousGpu,
@@ -33,6 +34,7 @@ from gpuenv.recipes.load import (
 __all__ = [
     "FRAMEWORK_FILES",
     "PLATFORMS",
+    "PLATFORM_PROJECT",
     "RECIPES_ENV",
     "AmbiguousGpu",
     "ArchSet",

@@ -524,6 +524,10 @@ def _load_framework(name: str, fname: str, doc: dict[str, Any]) -> Framework:
 
 
 _RELATED = ("torchvision", "torchaudio", "jaxlib")
+# A framework whose own wheel is pure Python ships its compiled code in a companion project:
+# that project's wheels carry the platform tags and, on a CUDA index, the build's local label
+# (jax 0.4.18 is plain; the JAX CUDA index has jaxlib 0.4.18+cuda12.cudnn89).
+PLATFORM_PROJECT = {"jax": "jaxlib"}
 
 
 def _release(

@@ -16,8 +16,13 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from gpuenv.recipes.check import Finding
-from gpuenv.recipes.load import Build, Framework, KnowledgeBase, Release
+from gpuenv.recipes.load import PLATFORM_PROJECT, Build, Framework, KnowledgeBase, Release
 from gpuenv.simple_index import project_files
+
+# macOS multi-architecture tags whose binaries include x86_64 (pip installs them on an Intel
+# Mac: packaging.tags.mac_platforms lists them for x86_64). TensorFlow 1.15-2.3 ship their
+# Python 3.5 wheels as macosx_10_6_intel (i386 + x86_64).
+_MAC_X86_64_FAT = ("_intel", "_fat64", "_fat3", "_universal")
 
 
 def platform_of(tag_platform: str) -> tuple[str, ...]:
@@ -34,7 +39,7 @@ def platform_of(tag_platform: str) -> tuple[str, ...]:
     if tag_platform.startswith("macosx"):
         if tag_platform.endswith("universal2"):
             return ("osx-64", "osx-arm64")
-        if tag_platform.endswith("x86_64"):
+        if tag_platform.endswith(("x86_64", *_MAC_X86_64_FAT)):
             return ("osx-64",)
         if tag_platform.endswith("arm64"):
             return ("osx-arm64",)
@@ -42,7 +47,9 @@ def platform_of(tag_platform: str) -> tuple[str, ...]:
 
 
 def wheel_pythons(filenames: Iterable[str]) -> dict[Version, dict[str, set[str]]]:
-    """version -> platform -> {"3.11", ...} from wheel file names (free-threaded builds left out)."""
+    """version -> platform -> {"3.11", ...} from wheel file names. Free-threaded builds and
+    Python 2 wheels (cp27: TensorFlow 1.15.0-2.1.0) are left out: the knowledge base records
+    Python 3 only."""
     out: dict[Version, dict[str, set[str]]] = {}
     for name in filenames:
         if not name.endswith(".whl"):
@@ -55,6 +62,8 @@ def wheel_pythons(filenames: Iterable[str]) -> dict[Version, dict[str, set[str]]
             if not tag.interpreter.startswith("cp") or tag.abi.endswith("t"):
                 continue
             digits = tag.interpreter[2:]
+            if not digits.startswith("3") or len(digits) < 2:
+                continue
             py = f"{digits[0]}.{digits[1:]}"
             for platform in platform_of(tag.platform):
                 out.setdefault(version, {}).setdefault(platform, set()).add(py)
@@ -64,10 +73,6 @@ def wheel_pythons(filenames: Iterable[str]) -> dict[Version, dict[str, set[str]]
 def fetch_filenames(index_url: str, project: str, timeout: float = 30.0) -> list[str]:
     """The file names a simple index (or find-links page) lists for a project."""
     return sorted(project_files(index_url, project, timeout))
-
-
-# Where a framework's per-platform wheels live when its own wheel is pure Python.
-_PLATFORM_PROJECT = {"jax": "jaxlib"}
 
 
 def compare(kb: KnowledgeBase, index_url: str, fetch: Optional[object] = None) -> list[Finding]:
@@ -82,7 +87,7 @@ def _compare_default_index(kb: KnowledgeBase, index_url: str, getter: object) ->
     findings: list[Finding] = []
     for fw in kb.frameworks.values():
         project = fw.name
-        platform_project = _PLATFORM_PROJECT.get(project, project)
+        platform_project = PLATFORM_PROJECT.get(project, project)
         try:
             files = getter(index_url, project)  # type: ignore[operator]
             platform_files = (
@@ -199,7 +204,14 @@ def _default_index_platforms(rel: Release) -> set[str]:
 
 def compare_variants(fw: Framework, getter: object) -> list[Finding]:
     """Builds per release, variant and platform against the indexes that publish them (the
-    PyTorch index's per-CUDA folders). An unreachable index is a warning: nothing compared."""
+    PyTorch index's per-CUDA folders; for jax, the JAX CUDA index's labelled jaxlib wheels).
+    An unreachable index is a warning: nothing compared."""
+    # jax's labelled files are jaxlib's (jaxlib 0.4.18+cuda12.cudnn89), under jaxlib's version
+    project = PLATFORM_PROJECT.get(fw.name, fw.name)
+
+    def files_version(rel: Release) -> Version:
+        return Version(rel.related.get(project, rel.version))
+
     by_index: dict[str, list[tuple[Release, Build]]] = {}
     for rel in fw.releases:
         for build in rel.builds:
@@ -207,23 +219,23 @@ def compare_variants(fw: Framework, getter: object) -> list[Finding]:
             if build.index and build.local and package == fw.name:
                 by_index.setdefault(build.index, []).append((rel, build))
     out: list[Finding] = []
-    known = {Version(r.version): r for r in fw.releases}
+    known = {files_version(r): r for r in fw.releases}
     for index, rows in sorted(by_index.items()):
         try:
-            files = getter(index, fw.name)  # type: ignore[operator]
+            files = getter(index, project)  # type: ignore[operator]
         except Exception as exc:
             out.append(
                 Finding(
                     "warning",
                     fw.file,
-                    f"could not read {fw.name} from {index} ({type(exc).__name__}); its"
+                    f"could not read {project} from {index} ({type(exc).__name__}); its"
                     " builds were not compared",
                 )
             )
             continue
         published = _published_builds(files)
         recorded = {
-            (Version(rel.version), build.local, platform): rel
+            (files_version(rel), build.local, platform): rel
             for rel, build in rows
             for platform in build.platforms
         }
@@ -234,7 +246,7 @@ def compare_variants(fw: Framework, getter: object) -> list[Finding]:
                     Finding(
                         "error",
                         f"{fw.file} {rel.version} [{local.lstrip('+')}]",
-                        f"recorded for {platform}, but {index} has no {fw.name}"
+                        f"recorded for {platform}, but {index} has no {project}"
                         f" {version}{local} wheel for it",
                     )
                 )
@@ -250,7 +262,7 @@ def compare_variants(fw: Framework, getter: object) -> list[Finding]:
                 Finding(
                     level,
                     f"{fw.file} {release.version} [{local.lstrip('+')}]",
-                    f"{index} has {fw.name} {version}{local} for {platform}; the knowledge base"
+                    f"{index} has {project} {version}{local} for {platform}; the knowledge base"
                     f" records no such build{why}",
                 )
             )

@@ -7,12 +7,18 @@ from collections.abc import Sequence
 from typing import Optional
 
 from gpuenv.machine import Machine
-from gpuenv.recipes import KnowledgeBase
+from gpuenv.recipes import PLATFORM_PROJECT, KnowledgeBase
 from gpuenv.resolve import explain
 from gpuenv.resolve.combine import common_pythons
 from gpuenv.resolve.plan import FrameworkChoice, PipRequirement, Plan, RejectedCandidate
 from gpuenv.resolve.requirements import FrameworkRequirement
-from gpuenv.resolve.rules import Candidate, Rejection, build_package, published_version
+from gpuenv.resolve.rules import (
+    Candidate,
+    Rejection,
+    build_package,
+    labelled_project,
+    published_version,
+)
 from gpuenv.resolve.target import Target
 
 EXCLUDE_NEWER_GRACE_DAYS = 30
@@ -136,22 +142,29 @@ def _pip_requirements(
     """Pins for the build, routed to the index that publishes it, unless (when the lock looked)
     only the user's own sources (a mirror, a wheelhouse) have it."""
     release, build = cand.release, cand.build
-    version = published_version(release, build, target.platform)
-    on_default_index = version == release.version
     package = build_package(release, build)
-    index = None if on_default_index else build.index
+    labelled = labelled_project(release, build)
+    version = published_version(release, build, target.platform)
+    base = release.version if labelled == package else release.related[labelled]
+    local = version[len(base) :]
+    index = build.index if local else None
     if index and target.available is not None:
-        sources = target.available.versions.get(package, {}).get(version, ())
+        sources = target.available.versions.get(labelled, {}).get(version, ())
         if sources and not any(s.startswith(index) for s in sources):
             index = None
-    local = version[len(release.version) :]
     extra = f"[{cand.extra}]" if cand.extra else ""
-    out = [PipRequirement(f"{package}{extra}=={version}", index)]
-    if req.framework == "jax" and "jaxlib" in release.related:
-        out.append(PipRequirement(f"jaxlib=={release.related['jaxlib']}", None))
+    if labelled == package:
+        out = [PipRequirement(f"{package}{extra}=={version}", index)]
+    else:
+        # jax is pure Python and unlabelled; the labelled jaxlib comes from the build's index
+        out = [PipRequirement(f"{package}{extra}=={release.version}", None)]
+    companion = PLATFORM_PROJECT.get(req.framework)
+    if companion and companion in release.related:
+        pin = version if labelled == companion else release.related[companion]
+        out.append(PipRequirement(f"{companion}=={pin}", index if labelled == companion else None))
     for project in req.with_projects:
-        if project == "jaxlib":
-            continue  # pinned with every jax release above
+        if project == companion:
+            continue  # pinned with every release above
         related = release.related.get(project)
         # rules.evaluate rejected every release without it: a requested package is never dropped
         assert related is not None, f"{project} has no release recorded for {release.version}"

@@ -13,7 +13,15 @@ from typing import Optional
 from packaging.version import Version
 
 from gpuenv.machine import cc_tuple, parse_driver_version
-from gpuenv.recipes import Build, CudnnRelease, KnowledgeBase, Release, Sourced, major_minor
+from gpuenv.recipes import (
+    PLATFORM_PROJECT,
+    Build,
+    CudnnRelease,
+    KnowledgeBase,
+    Release,
+    Sourced,
+    major_minor,
+)
 from gpuenv.recipes.archs import coverage
 from gpuenv.resolve.requirements import FrameworkRequirement, Pin, parse_pin
 from gpuenv.resolve.target import Target
@@ -188,11 +196,24 @@ def evaluate(
     )
 
 
+def labelled_project(release: Release, build: Build) -> str:
+    """The project whose files carry this build's local label on its index: the framework's own
+    (torch 2.7.1+cu118), or, for a labelled build of a pure-Python framework, the companion with
+    its compiled code (jaxlib 0.4.18+cuda12.cudnn89 for jax[cuda12_pip] 0.4.18)."""
+    companion = PLATFORM_PROJECT.get(release.framework)
+    if build.local and companion and companion in release.related:
+        return companion
+    return build_package(release, build)
+
+
 def published_version(release: Release, build: Build, platform: str) -> str:
-    """The version string of this build's files: "2.7.1+cu118" on its index, "2.7.1" as default."""
+    """The version string of the labelled project's files for this build: "2.7.1+cu118" on its
+    index, "2.7.1" as default; for jax[cuda12_pip] 0.4.18, jaxlib's "0.4.18+cuda12.cudnn89"."""
+    project = labelled_project(release, build)
+    base = release.version if project == build_package(release, build) else release.related[project]
     if platform in build.pypi_default or build.index is None:
-        return release.version
-    return release.version + build.local
+        return base
+    return base + build.local
 
 
 def build_package(release: Release, build: Build) -> str:
@@ -203,7 +224,7 @@ def _unavailable(release: Release, build: Build, target: Target) -> Optional[str
     """Why no reachable source has this build's files, when the lock looked (None otherwise)."""
     if target.available is None or target.platform not in build.platforms:
         return None
-    package = build_package(release, build)
+    package = labelled_project(release, build)
     known = target.available.versions.get(package)
     if known is None:
         return None
@@ -227,7 +248,7 @@ def _available_pythons(
     if target.available is None:
         return pythons
     version = published_version(release, build, target.platform)
-    have = target.available.pythons.get(build_package(release, build), {}).get(version)
+    have = target.available.pythons.get(labelled_project(release, build), {}).get(version)
     if have is None or "*" in have:
         return pythons
     return tuple(p for p in pythons if p in have)
