@@ -288,6 +288,40 @@ def test_install_json_new_then_unchanged_then_removed(
     assert not os.path.lexists(where.link) and not Path(first["version_folder"]).exists()
 
 
+def test_conda_lock_install_and_fetch_keep_stdout_clean(
+    install_repos: InstallRepos, tmp_path: Path
+) -> None:
+    """py-rattler solves, downloads and links here: none of it may reach stdout."""
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(jax_plan(conda=("cudatoolkit=11.2",)).to_json()))
+    out = tmp_path / "conda.conda-lock.yml"
+    lock = ok_result(
+        run("lock", "--plan", str(plan), "--channel", install_repos.channel, "-o", str(out),
+            "--exclude-newer", "none", "--json"),
+        "lock",
+    )  # fmt: skip
+    assert lock["conda_count"] == len(read_lockfile(out).conda) >= 3
+    assert lock["frameworks"]["jax"]["cuda"] == "11.2" and lock["accelerator"] == "cuda"
+
+    env = tmp_path / "env"
+    doc = ok_result(run("install", str(out), "--prefix", str(env), "--json"), "install")
+    assert doc["name"] is None and doc["environment"] == str(env) and doc["backend"] == "conda"
+    assert doc["changed"] is True and Path(doc["interpreter"]).is_file()
+
+    house = tmp_path / "house"
+    fetched = ok_result(run("fetch", str(out), "-d", str(house), "--json"), "fetch")
+    kinds = {f["name"]: f["kind"] for f in fetched["files"]}
+    assert set(kinds) == {p.name for p in house.iterdir()}
+    assert {"conda", "pip"} == set(kinds.values())
+    for entry in fetched["files"]:
+        body = (house / entry["name"]).read_bytes()
+        assert (
+            entry["sha256"] or entry["md5"]
+        )  # every file is named with the hash it was checked against
+        assert entry["sha256"] in (None, hashlib.sha256(body).hexdigest())
+        assert entry["md5"] in (None, hashlib.md5(body).hexdigest())
+
+
 def test_a_bad_lockfile_keeps_the_exit_status_and_stdout_parses(
     install_repos: InstallRepos, tmp_path: Path
 ) -> None:
