@@ -448,3 +448,12 @@ def test_json_that_belongs_to_another_program_is_left_alone() -> None:
     assert result.returncode == 2 and result.stdout == ""
     result = run("lock", "--bogus", "--", "--json")  # after `--`: not an option
     assert result.returncode == 2 and result.stdout == ""
+
+
+def test_a_hostile_name_in_the_error_stays_one_ascii_document(tmp_path: Path) -> None:
+    name = tmp_path / 'lock "ü"\n{"ok": true}.yml'  # quotes, non-ASCII, a newline, a fake object
+    result = run("install", str(name), "--json")
+    assert result.returncode == 2 and result.stdout.isascii()
+    doc = document(result)
+    assert doc["ok"] is False and doc["exit"] == 2
+    assert 'lock "ü"' in doc["error"] and "does not exist" in doc["error"]

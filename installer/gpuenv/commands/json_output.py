@@ -104,9 +104,10 @@ def result(command: str, ok: bool = True, exit_status: int = 0, **fields: Any) -
 
 
 def emit(document: Mapping[str, Any] | list[Any]) -> None:
-    """Print the run's one JSON document."""
+    """Print the run's one JSON document. ASCII with escapes: any console encoding (a Windows
+    code page behind a pipe) can carry it."""
     global _emitted
-    click.echo(json.dumps(document, indent=2, ensure_ascii=False))
+    click.echo(json.dumps(document, indent=2))
     _emitted = True
 
 
