@@ -37,8 +37,11 @@ def reset() -> None:
     _requested, _command, _emitted = False, None, False
 
 
-def json_option(help: str = "Print the result as one JSON document on stdout.") -> Callable[[F], F]:
-    """The `--json` flag (as the `as_json` argument), remembered for the error handler."""
+def json_option(
+    help: str = "Print the result as one JSON document on stdout.", expose: bool = True
+) -> Callable[[F], F]:
+    """The `--json` flag, remembered for the error handler; passed as the `as_json` argument
+    unless `expose` is False (then read it with requested())."""
 
     def decorate(func: F) -> F:
         return click.option(
@@ -46,7 +49,7 @@ def json_option(help: str = "Print the result as one JSON document on stdout.") 
             "as_json",
             is_flag=True,
             is_eager=True,
-            expose_value=True,
+            expose_value=expose,
             callback=_remember,
             help=help,
         )(func)

@@ -3,17 +3,29 @@
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any, Optional
 
 import click
 
 from gpuenv.commands import json_output
+from gpuenv.commands.lock_json import (
+    absolute,
+    check_json,
+    failed_json,
+    fallback,
+    file_sha256,
+    locked_json,
+)
 from gpuenv.commands.machine_options import machine_from_options, plan_options
 
 
 @click.command("lock")
+# not passed as an argument: read with json_output.requested(), so the lock's own options and
+# the command recorded in the lockfile's header stay what they are with or without --json
+@json_output.json_option(
+    "Print what was locked (or, with --check, whether it is up to date) as JSON.", expose=False
+)
 @plan_options
 @click.option(
     "--plan",
@@ -68,9 +80,6 @@ from gpuenv.commands.machine_options import machine_from_options, plan_options
     help="Lock every machine class of this lab file into its lockfiles folder (portable).",
 )
 @click.option("--class", "class_names", multiple=True, help="With --lab: only these classes.")
-@json_output.json_option(
-    "Print what was locked (or, with --check, whether it is up to date) as JSON."
-)
 def lock_command(
     requirements: tuple[str, ...],
     machine_file: Optional[Path],
@@ -92,7 +101,6 @@ def lock_command(
     check: bool,
     lab_file: Optional[Path],
     class_names: tuple[str, ...],
-    as_json: bool,
 ) -> None:
     """Lock REQUIREMENTS (torch, 'tensorflow>=2.11', jax) for a machine into a reproducible lockfile."""
     from gpuenv.indexes import user_index_config
@@ -108,10 +116,11 @@ def lock_command(
         _refuse_beside("--plan", _NOT_WITH_PLAN, requirements, _PLAN_DECIDES)
     if class_names and lab_file is None:
         raise click.UsageError("--class picks classes of a lab file: give --lab FILE with it")
+    as_json = json_output.requested()
     kb = load_knowledge_base()
     indexes = user_index_config()
     if lab_file is not None:
-        raise SystemExit(_lock_lab(lab_file, class_names, check, kb, indexes, channels, as_json))
+        raise SystemExit(_lock_lab(lab_file, class_names, check, kb, indexes, channels))
     options = LockOptions(
         output=output,
         channels=channels or DEFAULT_CHANNELS,
@@ -148,7 +157,7 @@ def lock_command(
                 ok=ok,
                 exit_status=1,
                 check=True,
-                **_check_json(ok, message, output, plan),
+                **check_json(ok, message, options.output, plan),
             )
         if not (as_json and ok):  # stdout holds only the JSON document
             click.echo(message, err=not ok)
@@ -157,7 +166,7 @@ def lock_command(
         click.echo(f"note: {note}", err=True)
     for warning in plan.warnings:
         click.echo(f"warning: {warning}", err=True)
-    before = _sha256(output) if as_json else None
+    before = file_sha256(options.output) if as_json else None
     result = lock_plan(plan, options, ideal)
     for note in result.notes:
         if note not in notes:
@@ -165,8 +174,8 @@ def lock_command(
     if as_json:
         json_output.emit_result(
             click.get_current_context(),
-            **_locked_json(result, fmt, before),
-            fallback=_fallback(ideal, plan),
+            **locked_json(result, fmt, before),
+            fallback=fallback(ideal, plan),
             notes=list(dict.fromkeys([*notes, *result.notes])),
             warnings=list(plan.warnings),
         )
@@ -226,7 +235,6 @@ def _lock_lab(
     kb: Any,
     indexes: Any,
     channels: tuple[str, ...],
-    as_json: bool = False,
 ) -> int:
     """Every class's lockfile (portable); with --check, which are stale. The exit status."""
     from gpuenv.errors import exit_code
@@ -240,7 +248,7 @@ def _lock_lab(
     classes = [lab.find_class(n) for n in names] if names else list(lab.classes)
     failed = 0
     statuses: set[int] = set()  # the exit status of each failure
-    rows: list[dict[str, Any]] = []  # each class's outcome, for --json
+    as_json, rows = json_output.requested(), []  # rows: each class's outcome, for --json
     for cls in classes:
         options = LockOptions(
             output=lab.lockfile(cls),
@@ -261,7 +269,7 @@ def _lock_lab(
                         {
                             "class": cls.name,
                             "status": state,
-                            **_check_json(ok, message, options.output, plan),
+                            **check_json(ok, message, options.output, plan),
                         }
                     )
                 else:
@@ -271,7 +279,7 @@ def _lock_lab(
                     statuses.add(1)
                 continue
             plan, ideal = lab_class_plan(lab, cls.name, kb, indexes)
-            before = _sha256(options.output) if as_json else None
+            before = file_sha256(options.output) if as_json else None
             result = lock_plan(plan, options, ideal)
             for note in result.notes:
                 click.echo(f"note: {cls.name}: {note}", err=True)
@@ -281,23 +289,15 @@ def _lock_lab(
             click.echo(f"FAILED {cls.name}: {exc}", err=True)
             failed += 1
             statuses.add(exit_code(exc) or 1)
-            rows.append(
-                {
-                    "class": cls.name,
-                    "status": "failed",
-                    "lockfile": _absolute(options.output),
-                    "error": str(exc),
-                    "exit": exit_code(exc) or 1,
-                }
-            )
+            rows.append(failed_json(cls.name, options.output, exc, exit_code(exc) or 1))
             continue
         if as_json:
             rows.append(
                 {
                     "class": cls.name,
                     "status": "locked",
-                    **_locked_json(result, "conda-lock", before),
-                    "fallback": _fallback(ideal, plan),
+                    **locked_json(result, "conda-lock", before),
+                    "fallback": fallback(ideal, plan),
                     "notes": list(result.notes),
                     "warnings": list(plan.warnings),
                 }
@@ -305,77 +305,23 @@ def _lock_lab(
             continue
         stack = ", ".join(f"{n} {f.version} [{f.variant}]" for n, f in plan.frameworks.items())
         click.echo(f"locked {cls.name}: {stack}, Python {plan.python} -> {result.path}")
+    if as_json:  # the exit status is the one returned below
+        status = (next(iter(statuses)) if len(statuses) == 1 else 1) if failed else 0
+        json_output.emit_result(
+            click.get_current_context(),
+            ok=not failed,
+            exit_status=status,
+            lab=absolute(lab_file),
+            check=check,
+            failed=failed,
+            classes=rows,
+        )
     if failed:
         click.echo(
             f"{failed} of {len(classes)} classes {'stale or missing' if check else 'failed'}",
             err=True,
         )
+    if not failed:
+        return 0
     # one cause for every failure (all unreachable: 5) keeps its status; a mix is a failed lock
-    status = 0 if not failed else statuses.pop() if len(statuses) == 1 else 1
-    if as_json:
-        json_output.emit_result(
-            click.get_current_context(),
-            ok=not failed,
-            exit_status=status,
-            lab=_absolute(lab_file),
-            check=check,
-            failed=failed,
-            classes=rows,
-        )
-    return status
-
-
-def _absolute(path: Path) -> str:
-    return os.path.abspath(path)
-
-
-def _sha256(path: Path) -> Optional[str]:
-    """The file's content hash; None when there is no regular file (yet). Only a regular file is
-    opened: a pipe or a device given as -o would block or never end (lock then refuses it)."""
-    import hashlib
-    import stat
-
-    try:
-        if not stat.S_ISREG(os.lstat(path).st_mode):
-            return None
-        digest = hashlib.sha256()
-        with path.open("rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(block)
-        return digest.hexdigest()
-    except OSError:
-        return None
-
-
-def _locked_json(result: Any, fmt: str, before: Optional[str]) -> dict[str, Any]:
-    """What `lock --json` says about one lockfile it wrote."""
-    after = _sha256(result.path)
-    return {
-        "lockfile": _absolute(result.path),
-        "format": fmt,
-        **json_output.plan_summary(result.plan),
-        "pip_count": result.pip_count,
-        "conda_count": result.conda_count,
-        "exclude_newer": result.exclude_newer,
-        "inputs_hash": result.inputs_hash,
-        "lockfile_sha256": after,
-        "changed": after != before,
-    }
-
-
-def _check_json(ok: bool, message: str, output: Path, plan: Any) -> dict[str, Any]:
-    """What `lock --check --json` says about one lockfile."""
-    return {
-        "lockfile": _absolute(output),
-        "up_to_date": ok,
-        "exists": output.exists(),
-        "reason": message,
-        **json_output.plan_summary(plan),
-    }
-
-
-def _fallback(ideal: Any, plan: Any) -> list[str]:
-    """How the locked plan differs from the one every source would have allowed."""
-    from gpuenv.lock import plan_changes
-
-    return plan_changes(ideal, plan) if ideal is not None and ideal is not plan else []
+    return statuses.pop() if len(statuses) == 1 else 1
