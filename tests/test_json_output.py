@@ -149,6 +149,9 @@ def test_lock_json_then_check(install_repos: InstallRepos, tmp_path: Path) -> No
     assert first["inputs_hash"] == locked.inputs_hash
     assert first["lockfile_sha256"] == sha256(out) and first["changed"] is True
     assert first["fallback"] == [] and isinstance(first["notes"], list)
+    # the same lock without --json, then with it: the same bytes (--json is not a lock input,
+    # nor part of the command a lockfile header records)
+    assert run(*lock, "-o", str(out), "--exclude-newer", "none").returncode == 0
     again = ok_result(run(*lock, "-o", str(out), "--exclude-newer", "none", "--json"), "lock")
     assert again["changed"] is False and again["lockfile_sha256"] == first["lockfile_sha256"]
 
