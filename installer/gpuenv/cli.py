@@ -51,20 +51,29 @@ class LazyGroup(click.Group):
 def cli(verbose: bool, quiet: bool) -> None:
     """Which CUDA, cuDNN, TensorFlow, PyTorch and JAX this GPU needs: detect, resolve, lock, install, verify."""
     from gpuenv import output
+    from gpuenv.commands import json_output
 
+    json_output.reset()
     if verbose and quiet:
         raise click.UsageError("-v and -q exclude each other")
     output.set_verbosity(output.VERBOSE if verbose else output.QUIET if quiet else output.NORMAL)
 
 
 def main(argv: Any = None) -> None:
+    from gpuenv.commands import json_output
+
+    json_output.reset()
+    args = list(sys.argv[1:] if argv is None else argv)  # only to look for --json
     try:
         code = cli.main(args=argv, prog_name="gpuenv", standalone_mode=False)
     except click.exceptions.Abort:
         click.echo("gpuenv: aborted", err=True)
+        json_output.emit_error("aborted", 130)
         sys.exit(130)
     except click.ClickException as exc:
-        _show_click_error(exc)
+        message = _show_click_error(exc)
+        if json_output.requested_in_failed_parse(getattr(exc, "ctx", None), args):
+            json_output.emit_error(message, exc.exit_code)
         sys.exit(exc.exit_code)
     except BrokenPipeError:
         sys.exit(1)
@@ -75,13 +84,15 @@ def main(argv: Any = None) -> None:
         if status is None:
             raise  # a bug: the traceback is the most useful report
         click.echo(f"gpuenv: error: {exc}", err=True)
+        json_output.emit_error(str(exc), status)
         sys.exit(status)
     sys.exit(code if isinstance(code, int) else 0)
 
 
-def _show_click_error(exc: click.ClickException) -> None:
+def _show_click_error(exc: click.ClickException) -> str:
     """Usage errors in the same one-paragraph form as every other error, with where to look."""
     message = exc.format_message()
     if isinstance(exc, click.UsageError) and exc.ctx is not None:
         message += f" (see `{exc.ctx.command_path} --help`)"
     click.echo(f"gpuenv: error: {message}", err=True)
+    return message

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from gpuenv.commands.json_output import json_option
 from gpuenv.machine import Machine
 
 
@@ -49,7 +50,7 @@ def summary(machine: Machine) -> str:
 
 
 @click.command("detect")
-@click.option("--json", "as_json", is_flag=True, help="Print the Machine as JSON (for --machine).")
+@json_option("Print the Machine as JSON (for --machine).")
 @click.option(
     "--timeout",
     type=click.FloatRange(min=0.1),

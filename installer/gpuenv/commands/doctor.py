@@ -3,11 +3,12 @@ one does not use it, the reason and the fix."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 import click
+
+from gpuenv.commands.json_output import emit, json_option
 
 if TYPE_CHECKING:
     from gpuenv.doctor import Diagnosis, EnvironmentInput, Finding
@@ -117,7 +118,7 @@ def _findings(findings: tuple[Finding, ...], indent: str) -> list[str]:
 
 
 @click.command("doctor")
-@click.option("--json", "as_json", is_flag=True, help="Print the diagnosis as JSON.")
+@json_option("Print the diagnosis as JSON.")
 @click.option(
     "--no-verify", is_flag=True, help="Do not run verify's probes inside each environment (faster)."
 )
@@ -148,7 +149,7 @@ def doctor_command(
 
     if faq:
         if as_json:
-            click.echo(json.dumps([a.to_json() for a in FAQ], indent=2, ensure_ascii=False))
+            emit([a.to_json() for a in FAQ])
         else:
             click.echo(render_faq())
         return
@@ -159,7 +160,7 @@ def doctor_command(
     kb = load_knowledge_base()
     diagnosis = diagnose(machine, kb, gather_environments(not no_verify, timeout), os.environ)
     if as_json:
-        click.echo(json.dumps(diagnosis.to_json(), indent=2, ensure_ascii=False))
+        emit(diagnosis.to_json())
     else:
         click.echo(render(diagnosis))
     ctx.exit(0 if diagnosis.ok else PROBLEMS_EXIT)

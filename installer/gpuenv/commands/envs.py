@@ -3,16 +3,17 @@ removing one, and cleaning up leftovers."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import click
+
+from gpuenv.commands import json_output
 
 _SHOWN = ("stack", "python", "lockfile", "lockfile_sha256", "accelerator", "backend")
 
 
 @click.group("envs", invoke_without_command=True)
-@click.option("--json", "as_json", is_flag=True, help="Print the list as JSON.")
+@json_output.json_option("Print the list as JSON.")
 @click.pass_context
 def envs_command(ctx: click.Context, as_json: bool) -> None:
     """List environments (name, stack, lockfile hash, Python, size), broken store entries and
@@ -23,7 +24,7 @@ def envs_command(ctx: click.Context, as_json: bool) -> None:
 
     scan = scan_store()
     if as_json:
-        click.echo(json.dumps(_as_json(scan), indent=2))
+        json_output.emit(_as_json(scan))
         return
     if not scan.envs:
         none = "no working environments" if scan.broken else "no environments yet"
@@ -76,7 +77,9 @@ def _as_json(scan: Any) -> list[dict[str, Any]]:
 
 @envs_command.command("remove")
 @click.argument("name")
-def remove_command(name: str) -> None:
+@json_output.json_option("Print what was removed as JSON.")
+@click.pass_context
+def remove_command(ctx: click.Context, name: str, as_json: bool) -> None:
     """Remove environment NAME: the link gpuenv made and the folders it built for it. Anything
     gpuenv did not make (an alias, a link elsewhere, a folder) is left alone."""
     import contextlib
@@ -86,7 +89,11 @@ def remove_command(name: str) -> None:
     from gpuenv.envs.store import EnvLocation, remove_environment
     from gpuenv.setup import state_path
 
-    removed = remove_environment(EnvLocation.named(name))
+    where = EnvLocation.named(name)
+    removed = remove_environment(where)
+    if as_json or json_output.requested():  # `envs --json remove NAME` asks for JSON too
+        json_output.emit_result(ctx, name=name, environment=str(where.link), removed=str(removed))
+        return
     click.echo(f"removed {name} ({removed})")
     if remove_kernel(name, os.environ):
         click.echo(f"removed its Jupyter kernel ({kernel_dir(name, os.environ)})")
@@ -95,17 +102,28 @@ def remove_command(name: str) -> None:
 
 
 @envs_command.command("clean")
-def clean_command() -> None:
+@json_output.json_option("Print what was removed, kept and left alone as JSON.")
+@click.pass_context
+def clean_command(ctx: click.Context, as_json: bool) -> None:
     """Remove leftover version folders (unfinished builds, replaced versions) from the store."""
     from gpuenv.envs.store import remove_leftover, scan_store
 
+    as_json = as_json or json_output.requested()  # `envs --json clean` asks for JSON too
     scan = scan_store(sizes=False)
+    removed, kept = [], []
     for left in scan.leftovers:
+        entry = {"name": left.env, "path": str(left.path), "reason": left.reason}
         if remove_leftover(left):
-            click.echo(f"removed {left.reason} of {left.env}: {left.path}")
+            removed.append(entry)
+            if not as_json:
+                click.echo(f"removed {left.reason} of {left.env}: {left.path}")
         else:
+            kept.append({**entry, "why": f"an install of {left.env} is running"})
             click.echo(f"kept {left.path}: an install of {left.env} is running", err=True)
-    if not scan.leftovers:
+    if not scan.leftovers and not as_json:
         click.echo("nothing to clean")
     for b in scan.broken:
         click.echo(f"not touched: {b.path} ({b.reason})", err=True)
+    if as_json:
+        broken = [{"name": b.name, "path": str(b.path), "reason": b.reason} for b in scan.broken]
+        json_output.emit_result(ctx, removed=removed, kept=kept, not_touched=broken)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import click
 
+from gpuenv.commands import json_output
 from gpuenv.commands.env_options import env_options, location, lock_timeout_option
 from gpuenv.commands.progress import Reporter
 
@@ -27,6 +29,7 @@ from gpuenv.commands.progress import Reporter
 )
 @lock_timeout_option
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors and the final line.")
+@json_output.json_option("Print the environment installed (or already there) as JSON.")
 def install_command(
     lockfile: Path,
     name: Optional[str],
@@ -36,6 +39,7 @@ def install_command(
     no_smoke_test: bool,
     lock_timeout: Optional[float],
     quiet: bool,
+    as_json: bool,
 ) -> None:
     """Install LOCKFILE into an isolated environment, atomically; a no-op if it is already there."""
     from gpuenv.cache import cache_dir
@@ -52,6 +56,11 @@ def install_command(
     check_location(where)  # before anything is downloaded or a folder made
     raw = read_lockfile_bytes(lockfile)  # bounded: a pipe or /dev/zero is refused, not read
     if up_to_date(hashlib.sha256(raw).hexdigest(), where):
+        if as_json:  # stdout holds only the JSON document
+            json_output.emit_result(
+                click.get_current_context(), **_unchanged_json(where, prefix, lockfile, raw)
+            )
+            return
         click.echo(f"{where.link} is already installed from {lockfile.name}: nothing to do")
         return
     locked = load_locked(lockfile, raw)
@@ -75,6 +84,11 @@ def install_command(
         lock_timeout=lock_timeout,
         notice=lambda line: click.echo(line, err=True),  # even with -q: never wait silently
     )
+    if as_json:
+        json_output.emit_result(
+            click.get_current_context(), **_installed_json(where, prefix, lockfile, locked, result)
+        )
+        return
     stack = ", ".join(f"{n} {f.version} [{f.variant}]" for n, f in locked.plan.frameworks.items())
     click.echo(f"installed {stack} (Python {locked.python}, {result.backend}) at {result.link}")
     click.echo(f"  run it:   {result.link / result.python.relative_to(result.env_dir)}")
@@ -93,7 +107,8 @@ def install_command(
     help="The wheelhouse folder to fill (for `gpuenv install --offline --from`).",
 )
 @click.option("-q", "--quiet", is_flag=True)
-def fetch_command(lockfile: Path, dest: Path, quiet: bool) -> None:
+@json_output.json_option("Print the files fetched (name, sha256, size) as JSON.")
+def fetch_command(lockfile: Path, dest: Path, quiet: bool, as_json: bool) -> None:
     """Download every file LOCKFILE names into a folder, each checked against its hash."""
     from gpuenv.envs.artifacts import artifacts_of, gather
     from gpuenv.indexes import user_index_config
@@ -110,4 +125,67 @@ def fetch_command(lockfile: Path, dest: Path, quiet: bool) -> None:
     )
     report.done_downloading()
     size = sum(f.path.stat().st_size for f in files)
+    if as_json:
+        json_output.emit_result(
+            click.get_current_context(),
+            lockfile=os.path.abspath(lockfile),
+            destination=os.path.abspath(dest),
+            files=[
+                {
+                    "name": f.path.name,
+                    "package": f.artifact.name,
+                    "kind": f.artifact.kind,
+                    "sha256": f.artifact.sha256,
+                    "md5": f.artifact.md5,
+                    "size": f.path.stat().st_size,
+                }
+                for f in files
+            ],
+            total_bytes=size,
+        )
+        return
     click.echo(f"{len(files)} files ({size / 1e6:.1f} MB), all hashes checked, in {dest}")
+
+
+def _environment_json(
+    where: Any, prefix: Optional[Path], env_dir: Path, python: Path, changed: bool
+) -> dict[str, Any]:
+    """Where the environment is: its name (None with --prefix), the link, the version folder."""
+    return {
+        "name": None if prefix else where.name,
+        "environment": str(where.link),
+        "version_folder": str(env_dir),
+        "interpreter": str(where.link / python.relative_to(env_dir)),
+        "changed": changed,
+    }
+
+
+def _installed_json(
+    where: Any, prefix: Optional[Path], lockfile: Path, locked: Any, result: Any
+) -> dict[str, Any]:
+    return {
+        **_environment_json(where, prefix, result.env_dir, result.python, result.changed),
+        "backend": result.backend,
+        "lockfile": os.path.abspath(lockfile),
+        "lockfile_sha256": locked.content_sha256,
+        **json_output.plan_summary(locked.plan),
+    }
+
+
+def _unchanged_json(
+    where: Any, prefix: Optional[Path], lockfile: Path, raw: bytes
+) -> dict[str, Any]:
+    """An install with nothing to do: the stack from the lockfile given, the backend from the
+    environment's metadata (read as untrusted: a bad one is a clear error, exit 2)."""
+    from gpuenv.envs.store import interpreter, read_metadata
+    from gpuenv.lock.read import parse_lockfile
+
+    locked = parse_lockfile(raw, lockfile)
+    env_dir = where.current()
+    return {
+        **_environment_json(where, prefix, env_dir, interpreter(env_dir), False),
+        "backend": read_metadata(env_dir).get("backend"),
+        "lockfile": os.path.abspath(lockfile),
+        "lockfile_sha256": locked.content_sha256,
+        **json_output.plan_summary(locked.plan),
+    }

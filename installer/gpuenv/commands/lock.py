@@ -9,10 +9,24 @@ from typing import Any, Optional
 
 import click
 
+from gpuenv.commands import json_output
+from gpuenv.commands.lock_json import (
+    absolute,
+    check_json,
+    failed_json,
+    fallback,
+    file_sha256,
+    locked_json,
+)
 from gpuenv.commands.machine_options import machine_from_options, plan_options
 
 
 @click.command("lock")
+# not passed as an argument: read with json_output.requested(), so the lock's own options and
+# the command recorded in the lockfile's header stay what they are with or without --json
+@json_output.json_option(
+    "Print what was locked (or, with --check, whether it is up to date) as JSON.", expose=False
+)
 @plan_options
 @click.option(
     "--plan",
@@ -105,6 +119,7 @@ def lock_command(
         _refuse_beside("--plan", _NOT_WITH_PLAN, requirements, _PLAN_DECIDES)
     if class_names and lab_file is None:
         raise click.UsageError("--class picks classes of a lab file: give --lab FILE with it")
+    as_json = json_output.requested()
     kb = load_knowledge_base()
     indexes = user_index_config()
     if lab_file is not None:
@@ -150,16 +165,35 @@ def lock_command(
             notes += sourced.notes()
     if check:
         ok, message = check_lockfile(plan, options)
-        click.echo(message, err=not ok)
+        if as_json:
+            json_output.emit_result(
+                click.get_current_context(),
+                ok=ok,
+                exit_status=1,
+                check=True,
+                **check_json(ok, message, options.output, plan),
+            )
+        if not (as_json and ok):  # stdout holds only the JSON document
+            click.echo(message, err=not ok)
         raise SystemExit(0 if ok else 1)
     for note in notes:
         click.echo(f"note: {note}", err=True)
     for warning in plan.warnings:
         click.echo(f"warning: {warning}", err=True)
+    before = file_sha256(options.output) if as_json else None
     result = lock_plan(plan, options, ideal)
     for note in result.notes:
         if note not in notes:
             click.echo(f"note: {note}", err=True)
+    if as_json:
+        json_output.emit_result(
+            click.get_current_context(),
+            **locked_json(result, fmt, before),
+            fallback=fallback(ideal, plan),
+            notes=list(dict.fromkeys([*notes, *result.notes])),
+            warnings=list(plan.warnings),
+        )
+        return
     stack = ", ".join(f"{n} {f.version} [{f.variant}]" for n, f in plan.frameworks.items())
     era = f", dependencies as of {result.exclude_newer}" if result.exclude_newer else ""
     click.echo(
@@ -253,6 +287,7 @@ def _lock_lab(
     classes = [lab.find_class(n) for n in names] if names else list(lab.classes)
     failed = 0
     statuses: set[int] = set()  # the exit status of each failure
+    as_json, rows = json_output.requested(), []  # rows: each class's outcome, for --json
     for cls in classes:
         options = LockOptions(
             command=shlex.join(["gpuenv", "lock", "--lab", str(lab_file), "--class", cls.name]),
@@ -268,12 +303,23 @@ def _lock_lab(
                 ok, message = check_lockfile(with_packages(plan, lab.packages), options)
                 missing = not options.output.exists()
                 label = "ok     " if ok else ("MISSING" if missing else "STALE  ")
-                click.echo(f"{label} {cls.name}: {message}")
+                if as_json:
+                    state = "up_to_date" if ok else ("missing" if missing else "stale")
+                    rows.append(
+                        {
+                            "class": cls.name,
+                            "status": state,
+                            **check_json(ok, message, options.output, plan),
+                        }
+                    )
+                else:
+                    click.echo(f"{label} {cls.name}: {message}")
                 if not ok:
                     failed += 1
                     statuses.add(1)
                 continue
             plan, ideal = lab_class_plan(lab, cls.name, kb, indexes)
+            before = file_sha256(options.output) if as_json else None
             result = lock_plan(plan, options, ideal)
             for note in result.notes:
                 click.echo(f"note: {cls.name}: {note}", err=True)
@@ -283,9 +329,33 @@ def _lock_lab(
             click.echo(f"FAILED {cls.name}: {exc}", err=True)
             failed += 1
             statuses.add(exit_code(exc) or 1)
+            rows.append(failed_json(cls.name, options.output, exc, exit_code(exc) or 1))
+            continue
+        if as_json:
+            rows.append(
+                {
+                    "class": cls.name,
+                    "status": "locked",
+                    **locked_json(result, "conda-lock", before),
+                    "fallback": fallback(ideal, plan),
+                    "notes": list(result.notes),
+                    "warnings": list(plan.warnings),
+                }
+            )
             continue
         stack = ", ".join(f"{n} {f.version} [{f.variant}]" for n, f in plan.frameworks.items())
         click.echo(f"locked {cls.name}: {stack}, Python {plan.python} -> {result.path}")
+    if as_json:  # the exit status is the one returned below
+        status = (next(iter(statuses)) if len(statuses) == 1 else 1) if failed else 0
+        json_output.emit_result(
+            click.get_current_context(),
+            ok=not failed,
+            exit_status=status,
+            lab=absolute(lab_file),
+            check=check,
+            failed=failed,
+            classes=rows,
+        )
     if failed:
         click.echo(
             f"{failed} of {len(classes)} classes {'stale or missing' if check else 'failed'}",

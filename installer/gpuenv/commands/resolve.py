@@ -7,6 +7,7 @@ from typing import Optional
 
 import click
 
+from gpuenv.commands.json_output import emit_result, json_option
 from gpuenv.commands.machine_options import machine_from_options, plan_options
 from gpuenv.recipes import load_knowledge_base
 from gpuenv.resolve import Plan, resolve
@@ -42,9 +43,7 @@ def _plan(
 
 @click.command("resolve")
 @plan_options
-@click.option(
-    "--json", "as_json", is_flag=True, help="Print the Plan as JSON (for `gpuenv lock --plan`)."
-)
+@json_option("Print the Plan as JSON (for `gpuenv lock --plan`).")
 @click.option("-v", "--verbose", is_flag=True, help="Also list the rejected candidates and why.")
 def resolve_command(
     requirements: tuple[str, ...], as_json: bool, verbose: bool, **opts: object
@@ -62,7 +61,11 @@ def resolve_command(
 
 @click.command("explain")
 @plan_options
-def explain_command(requirements: tuple[str, ...], **opts: object) -> None:
+@json_option("Print the explanation as JSON: the whole Plan, rejected candidates included.")
+def explain_command(requirements: tuple[str, ...], as_json: bool, **opts: object) -> None:
     """Like resolve, and list every rejected candidate with the rule that rejected it."""
     plan = _plan(requirements, **opts)  # type: ignore[arg-type]
-    click.echo(render(plan, explain=True))
+    if as_json:  # the Plan as it is: whatever explain material it carries comes along
+        emit_result(click.get_current_context(), plan=plan.to_json(with_rejected=True))
+    else:
+        click.echo(render(plan, explain=True))

@@ -8,6 +8,7 @@ from typing import Optional
 
 import click
 
+from gpuenv.commands import json_output
 from gpuenv.commands.env_options import env_options, location
 from gpuenv.verify import Expectations, VerifyError, verify_environment
 
@@ -49,9 +50,10 @@ def run_verify(
         report = verify_environment(python, expectations, timeout=timeout)
     except VerifyError as exc:
         click.echo(f"gpuenv: error: {exc}", err=True)
+        json_output.emit_error(str(exc), USAGE_EXIT)
         return USAGE_EXIT
     if as_json:
-        click.echo(json.dumps(report.to_json(), indent=2))
+        json_output.emit(report.to_json())
     else:
         click.echo(report.render())
     if report.ok:
@@ -77,7 +79,7 @@ def run_verify(
     help="What it should do: an Expectations or Plan JSON (default: the plan the environment"
     " was locked from; with --python, that the CPU works).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the Report as JSON.")
+@json_output.json_option("Print the Report as JSON.")
 @click.option(
     "--timeout",
     type=click.FloatRange(min=1),
