@@ -199,3 +199,12 @@ def test_hostile_or_impossible_requests_are_refused(
     assert code == 2, (out, err)
     assert expected in err and "Traceback" not in err
     assert local["resolved"] == 0  # refused before anything was planned
+
+
+def test_a_refused_setup_with_json_still_prints_one_document(
+    local: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = gpuenv_main("setup", "jax", "evil @ file:///tmp/x", "--json", capsys=capsys)
+    assert code == 2 and err.startswith("gpuenv: error:")
+    doc = json.loads(out)
+    assert doc["ok"] is False and doc["exit"] == 2 and "direct URLs" in doc["error"]

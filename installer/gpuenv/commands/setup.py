@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from dataclasses import dataclass, replace
@@ -12,6 +11,7 @@ from typing import Any, Optional
 
 import click
 
+from gpuenv.commands.json_output import json_option
 from gpuenv.commands.machine_options import check_python_option
 from gpuenv.commands.progress import Reporter
 
@@ -47,7 +47,7 @@ class _Request:
 @click.option("--dry-run", is_flag=True, help="Show what would be installed; change nothing.")
 @click.option("--force", is_flag=True, help="Redo every step even if nothing changed.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only the summary.")
-@click.option("--json", "as_json", is_flag=True, help="Print the outcome as one JSON document.")
+@json_option()
 def setup_command(
     requirements: tuple[str, ...],
     lab_file: Optional[Path],
@@ -90,7 +90,7 @@ def setup_command(
 @click.option("-n", "--name", default="default", show_default=True, help="The environment's name.")
 @click.option("--dry-run", is_flag=True, help="Show what would be installed; change nothing.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only the summary.")
-@click.option("--json", "as_json", is_flag=True, help="Print the outcome as one JSON document.")
+@json_option()
 def add_command(
     packages: tuple[str, ...], name: str, dry_run: bool, quiet: bool, as_json: bool
 ) -> None:
@@ -189,6 +189,7 @@ def run_setup(
         return
 
     from gpuenv.cache import cache_dir
+    from gpuenv.commands.json_output import plan_summary
     from gpuenv.envs.artifacts import artifacts_of, gather
     from gpuenv.envs.transaction import install
     from gpuenv.lock import LockOptions, lock_plan
@@ -216,15 +217,16 @@ def run_setup(
         report.say(line)
     if dry_run:
         action = "use" if chosen.lockfile_exists else "write"
-        summary = {
-            "stack": stack,
-            "python": chosen.plan.python,
-            "accelerator": chosen.plan.accelerator,
-            "lockfile": str(chosen.lockfile),
-            "packages": list(opts.extra_packages()),
-        }
         if as_json:
-            _emit({"status": "dry-run", "name": name, "environment": str(location.link), **summary})
+            _emit(
+                status="dry-run",
+                name=name,
+                environment=str(location.link),
+                stack=stack,
+                lockfile=str(chosen.lockfile),
+                packages=list(opts.extra_packages()),
+                **plan_summary(chosen.plan),
+            )
         else:
             click.echo(
                 f"dry run: would {action} {chosen.lockfile}, install it as {location.link},"
@@ -292,6 +294,7 @@ def run_setup(
         "no_gpu": no_gpu,
         "require_gpu": require_gpu,
         "kernel": str(kernel) if kernel else None,
+        "summary": plan_summary(locked.plan),  # for --json, also when a later run is a no-op
     }
     write_state(name, record)
     status = "installed" if result.changed else "unchanged"
@@ -386,7 +389,10 @@ def _finish(
     verified = bool(record.get("verified")) if verified is None else verified
     if as_json:
         _emit(
-            {
+            ok=verified,
+            exit_status=0 if verified else 1,
+            **{
+                **(record.get("summary") or {}),
                 "status": status,
                 "name": name,
                 "environment": str(link),
@@ -400,7 +406,7 @@ def _finish(
                 "kernel": record.get("kernel"),
                 "verified": verified,
                 "activate": record.get("activate"),
-            }
+            },
         )
         return
     if status == "unchanged" and backend is None:
@@ -424,8 +430,10 @@ def _finish(
     click.echo(f"  activate:    {record.get('activate')}")
 
 
-def _emit(document: dict[str, Any]) -> None:
-    click.echo(json.dumps({"gpuenv_json": 1, "command": "setup", **document}, indent=2))
+def _emit(ok: bool = True, exit_status: int = 0, **fields: Any) -> None:
+    from gpuenv.commands.json_output import emit_result
+
+    emit_result(click.get_current_context(), ok, exit_status, **fields)
 
 
 def _machine_line(machine: object) -> str:
