@@ -284,6 +284,9 @@ def python_available(version: str, machine: Machine, say: Say, *, may_install: b
         say(f"Python {version} is not installed: the real run would ask uv to download it")
         return True
     say(f"Python {version} is not installed; asking uv to install it")
+    from gpuenv.output import log_command
+
+    log_command([uv, "python", "install", version])
     try:
         got = subprocess.run(
             [uv, "python", "install", version],

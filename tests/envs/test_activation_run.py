@@ -171,3 +171,15 @@ def test_activate_hook_for_a_conda_prefix_comes_from_rattler(
     assert Path(out.stdout.strip()).resolve() == env.resolve()
     hint = gpuenv("activate", "--prefix", str(env), "--shell", "fish", "--hint")
     assert hint.stdout.strip() == f"gpuenv activate --prefix {env} --shell fish | source"
+
+
+def test_verbose_shows_each_uv_command_and_quiet_silences_progress(
+    install_repos: InstallRepos, tmp_path: Path
+) -> None:
+    lockfile = make_lock(install_repos, tmp_path / "jax.lock.yml", jax_plan())
+    loud = gpuenv("-v", "install", str(lockfile), "--name", "loud", "--no-smoke-test")
+    assert loud.returncode == 0, loud.stderr
+    ran = [line for line in loud.stderr.splitlines() if line.startswith("gpuenv: running: ")]
+    assert any(" venv " in line for line in ran) and any(" pip install " in line for line in ran)
+    quiet = gpuenv("-q", "install", str(lockfile), "--name", "quiet", "--no-smoke-test")
+    assert quiet.returncode == 0 and quiet.stderr == ""

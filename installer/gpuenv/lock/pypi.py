@@ -151,6 +151,9 @@ def _cutoff_args(exclude_newer: Optional[str], routed: dict[str, str]) -> list[s
 
 
 def _run_uv(cmd: list[str], sources: str) -> subprocess.CompletedProcess[str]:
+    from gpuenv.output import log_command
+
+    log_command(cmd)
     try:
         return subprocess.run(cmd, capture_output=True, text=True, timeout=UV_TIMEOUT, check=False)
     except subprocess.TimeoutExpired as exc:
