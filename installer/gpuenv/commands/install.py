@@ -40,6 +40,7 @@ def install_command(
     """Install LOCKFILE into an isolated environment, atomically; a no-op if it is already there."""
     from gpuenv.cache import cache_dir
     from gpuenv.envs.artifacts import artifacts_of, gather
+    from gpuenv.envs.python_check import check_python_available
     from gpuenv.envs.transaction import check_location, check_platform, install, up_to_date
     from gpuenv.indexes import user_index_config
     from gpuenv.lock.pypi import find_uv
@@ -55,6 +56,8 @@ def install_command(
         return
     locked = parse_lockfile(raw, lockfile)
     check_platform(locked)
+    uv = find_uv()
+    check_python_available(locked, uv=uv, offline=offline)  # before anything is downloaded
     report = Reporter(quiet=quiet)
     files = gather(
         artifacts_of(locked),
@@ -68,7 +71,7 @@ def install_command(
         locked,
         where,
         files,
-        uv=find_uv(),
+        uv=uv,
         smoke=not no_smoke_test,
         say=report.say,
         lock_timeout=lock_timeout,
@@ -94,18 +97,14 @@ def install_command(
 @click.option("-q", "--quiet", is_flag=True)
 def fetch_command(lockfile: Path, dest: Path, quiet: bool) -> None:
     """Download every file LOCKFILE names into a folder, each checked against its hash."""
-    from gpuenv.envs.artifacts import artifacts_of, gather
+    from gpuenv.envs.artifacts import artifacts_of, fetch_all
     from gpuenv.indexes import user_index_config
     from gpuenv.lock.read import read_lockfile
 
     locked = read_lockfile(lockfile)
     report = Reporter(quiet=quiet)
-    files = gather(
-        artifacts_of(locked),
-        cache=dest,
-        flat=True,
-        indexes=user_index_config(),
-        progress=report.progress,
+    files = fetch_all(
+        artifacts_of(locked), dest, indexes=user_index_config(), progress=report.progress
     )
     report.done_downloading()
     size = sum(f.path.stat().st_size for f in files)

@@ -47,6 +47,7 @@ def setup_command(
     from gpuenv.cache import cache_dir
     from gpuenv.detect import detect_machine
     from gpuenv.envs.artifacts import artifacts_of, gather
+    from gpuenv.envs.python_check import check_python_available
     from gpuenv.envs.store import EnvLocation, interpreter
     from gpuenv.envs.transaction import install, up_to_date
     from gpuenv.indexes import user_index_config
@@ -119,6 +120,7 @@ def setup_command(
                 LockOptions(output=pending, portable=lab is not None, indexes=indexes),
             )
         locked = replace(read_lockfile(pending or chosen.lockfile), path=chosen.lockfile)
+        check_python_available(locked, uv=find_uv())  # fail fast: before anything is downloaded
         files = gather(
             artifacts_of(locked), cache=cache_dir(), indexes=indexes, progress=report.progress
         )
