@@ -1,13 +1,18 @@
 """Where each file a lockfile names comes from at install, and `gpuenv fetch`'s wheelhouse.
 
-One cache: the installers download and check what they can check themselves. uv downloads every
-wheel and refuses one whose sha256 differs from the lockfile's (`--require-hashes`); py-rattler
-downloads every http(s) conda package and refuses one whose sha256 differs from the record's. So
-`gather` hands them URLs, and their caches hold the only copy. gpuenv copies (and hashes) a file
-itself only where no installer would check it: a `file://` conda package (py-rattler does not
-check those), kept content-addressed in `<cache>/artifacts/<sha256>/<name>`. `fetch_all` writes
-every file flat into a wheelhouse, each hashed as it is written; `install --offline --from DIR`
-reads that folder, regular files only.
+One cache for wheels: uv downloads every wheel and refuses one whose sha256 differs from the
+lockfile's (`--require-hashes`), so `gather` hands it URLs and uv's cache holds the only copy.
+
+conda packages are still downloaded and hashed by gpuenv, kept content-addressed in
+`<cache>/artifacts/<sha256>/<name>`, and handed to py-rattler as `file://` records. py-rattler
+does not check `file://` packages at all, and its check of http(s) ones cannot be relied on: once
+a download failed its check, py-rattler 0.28 records the expected sha256 against the package it
+already had cached and installs that package for the altered hash on the next try (see
+tests/envs/test_one_cache.py). gpuenv's copy keeps every entry of py-rattler's cache extracted
+from bytes gpuenv checked.
+
+`fetch_all` writes every file flat into a wheelhouse, each hashed as it is written; `install
+--offline --from DIR` reads that folder in place, regular files only.
 
 Names, URLs and hashes come from a lockfile (untrusted): gpuenv.lock.read has checked them
 already, and they are checked again here: every path stays inside its folder (gpuenv.safe_paths),
@@ -69,9 +74,9 @@ class LocalArtifact:
 
 @dataclass(frozen=True)
 class InstallSource:
-    """Where an installer reads one artifact: an http(s) URL it downloads and checks against
-    the lockfile's sha256 itself, or a `file://` URL of a local regular file (a wheel uv checks,
-    or gpuenv's checked copy of a conda package)."""
+    """Where an installer reads one artifact: for a wheel, an http(s) or `file://` URL that uv
+    reads and checks against the lockfile's sha256; for a conda package, the `file://` URL of
+    gpuenv's checked copy."""
 
     artifact: Artifact
     url: str
@@ -112,8 +117,8 @@ def gather(
 ) -> list[InstallSource]:
     """Where the installers read every artifact from, or an error before anything is installed.
 
-    Downloads nothing but `file://` conda packages (copied into `cache` and hashed) and, for
-    portable entries, the index pages that name their URLs. With `wheelhouse`, every file comes
+    Downloads (and hashes) the conda packages into `cache`, and for portable wheels the index
+    pages that name their URLs; never a wheel: uv does that. With `wheelhouse`, every file comes
     from that folder (offline).
     """
     out = []
@@ -128,8 +133,7 @@ def gather(
             url = source.as_uri()
         else:
             source = url = resolver.url(art)
-        if art.kind == "conda" and url.startswith("file://"):
-            # py-rattler reads file:// packages unchecked: it gets gpuenv's checked copy
+        if art.kind == "conda":  # py-rattler's own checks fall short: it gets a checked copy
             url = _checked_copy(cache, art, source, progress).as_uri()
         elif url.startswith("file://") and house is None:
             _regular_file(_file_url_path(url))  # uv would block on a pipe, not refuse it

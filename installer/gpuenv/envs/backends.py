@@ -1,10 +1,10 @@
 """Building an environment's contents in a folder: a venv (uv) or a conda prefix (py-rattler),
 then the pip part (uv, `--require-hashes --no-deps --no-build`).
 
-The installers download what they install into their own caches (uv's, and py-rattler's in
-gpuenv's cache folder) and refuse any file whose sha256 differs from the lockfile's: that cache
-holds the only copy. A mismatch is reported as the lockfile's hash failing, before the new
-environment goes live."""
+uv downloads the wheels into its own cache and refuses any whose sha256 differs from the
+lockfile's: that cache holds the only copy. py-rattler links conda packages from gpuenv's checked
+copies (see gpuenv.envs.artifacts for why it does not download them itself). A mismatch is
+reported as the lockfile's hash failing, before the new environment goes live."""
 
 from __future__ import annotations
 
@@ -36,14 +36,13 @@ def create_venv(env_dir: Path, python: str, uv: str) -> Path:
 
 
 def create_conda(env_dir: Path, conda: list[InstallSource], platform: str) -> Path:
-    """A conda prefix from the lockfile's packages: py-rattler downloads http(s) ones and checks
-    their sha256; `file://` ones are gpuenv's checked copies (py-rattler would not check them)."""
+    """A conda prefix from gpuenv's checked copies of the lockfile's packages (py-rattler
+    extracts them into its cache, in gpuenv's cache folder, and links them in)."""
     records = []
     for source in conda:
         record = dict(source.artifact.record or {})
         record["url"] = source.url
-        if source.is_local:
-            record["channel"] = source.url.rsplit("/", 1)[0]
+        record["channel"] = source.url.rsplit("/", 1)[0]
         records.append(record)
     try:
         run_rattler(
@@ -56,7 +55,7 @@ def create_conda(env_dir: Path, conda: list[InstallSource], platform: str) -> Pa
             }
         )
     except CondaError as exc:
-        if "hash mismatch" in str(exc).lower():
+        if "hash mismatch" in str(exc).lower():  # a defence: the copies were checked already
             raise HashMismatchError(_mismatch("py-rattler", str(exc))) from exc
         raise InstallError(f"could not install the conda packages: {exc}") from exc
     return interpreter(env_dir)
