@@ -119,6 +119,9 @@ def smoke_test(python: Path, frameworks: list[str], timeout: float = 300.0) -> O
 
 
 def _run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
+    from gpuenv import output
+
+    output.log_command(cmd)
     try:
         return subprocess.run(cmd, capture_output=True, text=True, timeout=UV_TIMEOUT, check=False)
     except subprocess.TimeoutExpired as exc:
