@@ -15,6 +15,7 @@ import http.server
 import json
 import os
 import stat
+import sys
 import threading
 from collections import Counter
 from collections.abc import Iterator
@@ -279,6 +280,7 @@ def test_gather_downloads_no_wheel_and_drops_url_fragments(tmp_path: Path) -> No
     assert not (tmp_path / "cache").exists()  # unreachable hosts: nothing was fetched
 
 
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
 @pytest.mark.parametrize("kind", ["fifo", "folder", "missing"])
 def test_a_lockfile_wheel_url_naming_no_regular_file_is_refused_at_install(
     kind: str, install_repos: InstallRepos, tmp_path: Path
@@ -332,6 +334,7 @@ def _fake_uv(tmp_path: Path, *, find: str, downloads: list[dict[str, Any]]) -> s
     return str(script)
 
 
+posix_only = pytest.mark.skipif(sys.platform == "win32", reason="a /bin/sh stand-in for uv")
 CPYTHON = {"key": "cpython-3.9.25-linux-x86_64-gnu", "version": "3.9.25"}
 PYPY = {"key": "pypy-3.9.19-linux-x86_64-gnu", "version": "3.9.19"}
 
@@ -341,12 +344,14 @@ def py39(install_repos: InstallRepos, tmp_path: Path) -> Any:
     return read_lockfile(wheel_lock(install_repos, tmp_path / "a.lock.yml", python="3.9"))
 
 
+@posix_only
 def test_a_python_uv_finds_is_enough_even_offline(py39: Any, tmp_path: Path) -> None:
     uv = _fake_uv(tmp_path, find="/usr/bin/python3.9", downloads=[])
     check_python_available(py39, uv=uv, offline=True)
     assert "python find --system --no-project 3.9" in (tmp_path / "calls").read_text()
 
 
+@posix_only
 def test_a_python_uv_can_download_is_enough(
     py39: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -354,6 +359,7 @@ def test_a_python_uv_can_download_is_enough(
     check_python_available(py39, uv=_fake_uv(tmp_path, find="", downloads=[CPYTHON]))
 
 
+@posix_only
 @pytest.mark.parametrize(
     ("setting", "offline", "downloads", "said"),
     [
@@ -380,6 +386,7 @@ def test_a_python_that_cannot_be_had_is_refused_with_the_fix(
     assert said in str(err.value) and "gpuenv lock --python X.Y" in str(err.value)
 
 
+@posix_only
 def test_uv_answering_nonsense_is_refused_not_trusted(
     py39: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
