@@ -443,3 +443,47 @@ def test_setup_checks_the_python_before_it_gathers_anything(
     assert f"needs Python {PY}" in capsys.readouterr().err
     assert gathered == []  # stopped before any download
     assert EnvLocation.named("default").current() is None
+
+
+# --- `gpuenv cache`: uv's cache is reported, never emptied -----------------------------------
+
+
+def test_cache_size_reports_uv_cache_and_clean_leaves_it_alone(
+    install_repos: InstallRepos, tmp_path: Path, uv_cache: Path
+) -> None:
+    lockfile = _conda_lock(install_repos, tmp_path / "c.lock.yml", install_repos.channel)
+    done = gpuenv("install", str(lockfile), "--prefix", str(tmp_path / "env"), "--no-smoke-test")
+    assert done.returncode == 0, done.stderr
+    sized = gpuenv("cache", "size", "--json")
+    assert sized.returncode == 0, sized.stderr
+    report = json.loads(sized.stdout)
+    assert Path(report["uv"]["path"]) == uv_cache
+    assert report["uv"]["bytes"] > 0 and report["bytes"]["artifacts"] > 0
+    text = gpuenv("cache", "size").stdout
+    assert "uv (wheels)" in text and str(uv_cache) in text and "not gpuenv's" in text
+    before = sorted(str(p) for p in uv_cache.rglob("*"))
+    cleaned = gpuenv("cache", "clean")
+    assert cleaned.returncode == 0, cleaned.stderr
+    assert "uv cache clean" in cleaned.stdout and str(uv_cache) in cleaned.stdout
+    assert not (gpuenv_cache() / "artifacts").exists()  # gpuenv's own copies are gone
+    assert sorted(str(p) for p in uv_cache.rglob("*")) == before  # uv's, untouched
+
+
+def test_cache_size_without_uv_still_reports_gpuenv_cache(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import gpuenv.lock.pypi as pypi
+    from lockdata import in_process
+
+    def no_uv() -> str:
+        raise lock_module.LockError("uv is not installed")
+
+    monkeypatch.setattr(pypi, "find_uv", no_uv)
+    (gpuenv_cache() / "recipes").mkdir(parents=True)
+    (gpuenv_cache() / "recipes" / "kb.pickle").write_bytes(b"x" * 1000)
+    code, out, err = in_process("cache", "size", "--json")
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["bytes"] == {"recipes": 1000} and report["uv"] == {"path": None, "bytes": None}
+    code, out, err = in_process("cache", "size")
+    assert code == 0 and "uv did not say where" in out, err

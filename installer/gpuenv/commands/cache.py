@@ -60,11 +60,11 @@ def clean_command(dry_run: bool) -> None:
 
 def _uv_cache(size: bool = True) -> tuple[Optional[Path], Optional[int]]:
     from gpuenv.cache import uv_cache, uv_cache_dir
+    from gpuenv.lock.errors import LockError
+    from gpuenv.lock.pypi import find_uv
 
     try:
-        from gpuenv.lock.pypi import find_uv
-
         uv = find_uv()
-    except Exception:  # no uv: gpuenv's own cache is still worth reporting
+    except (LockError, OSError):  # no uv: gpuenv's own cache is still worth reporting
         return None, None
     return uv_cache(uv) if size else (uv_cache_dir(uv), None)
