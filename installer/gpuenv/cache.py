@@ -1,4 +1,5 @@
-"""gpuenv's cache folder: derived data only, safe to delete at any time.
+"""gpuenv's cache folder: derived data only, safe to delete at any time. The wheels gpuenv
+installs live in uv's cache, which is the user's: gpuenv reports its size, never empties it.
 
 A wheel of gpuenv also ships a read-only cache (`gpuenv/_cache/`, written at build time by
 hatch_build.py: the parsed knowledge base), so the first run after an install does not parse
@@ -12,6 +13,7 @@ import contextlib
 import os
 import pickle
 import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -72,7 +74,9 @@ TAG_TEXT = (
 )
 
 
-# What gpuenv writes here; a folder holding only these is gpuenv's even without the tag.
+# What gpuenv writes here (artifacts: checked copies of file:// conda packages; rattler:
+# py-rattler's package cache; recipes: the parsed knowledge base); a folder holding only these
+# is gpuenv's even without the tag.
 KNOWN_KINDS = frozenset({"artifacts", "rattler", "recipes", TAG_NAME})
 
 
@@ -135,3 +139,30 @@ def _size(path: Path) -> int:
             with contextlib.suppress(OSError):
                 total += os.lstat(os.path.join(folder, name)).st_size
     return total
+
+
+UV_QUERY_TIMEOUT = 60.0
+
+
+def uv_cache_dir(uv: str) -> Optional[Path]:
+    """uv's cache folder, as uv itself reports it (its settings and UV_CACHE_DIR apply)."""
+    folder = _ask_uv([uv, "cache", "dir"])
+    return Path(folder) if folder else None
+
+
+def uv_cache(uv: str) -> tuple[Optional[Path], Optional[int]]:
+    """uv's cache folder and its size in bytes (None where this uv cannot say: an old uv has no
+    `uv cache size`)."""
+    size = _ask_uv([uv, "cache", "size", "--preview-features", "cache-size"])
+    return uv_cache_dir(uv), int(size) if size and size.isdigit() else None
+
+
+def _ask_uv(cmd: list[str]) -> Optional[str]:
+    try:
+        done = subprocess.run(
+            cmd, capture_output=True, text=True, timeout=UV_QUERY_TIMEOUT, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = done.stdout.strip().splitlines()
+    return lines[-1].strip() if done.returncode == 0 and lines else None

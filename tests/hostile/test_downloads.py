@@ -1,5 +1,6 @@
 """Downloads survive a flaky server (retried with backoff) and a stalled one times out, against a
-real HTTP server on 127.0.0.1 that misbehaves on purpose."""
+real HTTP server on 127.0.0.1 that misbehaves on purpose: gpuenv's own (`fetch`), and uv's at
+install (uv downloads the wheels itself)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ import pytest
 
 from gpuenv import simple_index
 from gpuenv.envs import artifacts
-from gpuenv.envs.artifacts import Artifact, gather
+from gpuenv.envs.artifacts import Artifact, fetch_all
 from gpuenv.envs.errors import InstallError
 from gpuenv.envs.store import EnvLocation, interpreter
 from installrepos import InstallRepos, gpuenv, run_in
@@ -38,6 +39,15 @@ def flaky_server(root: Path, mode: str, stall_s: float = 3.0) -> Iterator[tuple[
     class Handler(http.server.BaseHTTPRequestHandler):
         def log_message(self, *args: object) -> None:
             pass
+
+        def do_HEAD(self) -> None:  # uv asks first whether the server serves byte ranges
+            path = root / self.path.lstrip("/")
+            if not path.is_file():
+                self.send_error(404)
+                return
+            self.send_response(200)
+            self.send_header("Content-Length", str(path.stat().st_size))
+            self.end_headers()
 
         def do_GET(self) -> None:
             hits[self.path] += 1
@@ -102,7 +112,7 @@ def test_each_file_failing_once_still_arrives(
 ) -> None:
     with flaky_server(install_repos.wheels, mode) as (base, hits):
         arts = _wheel_artifacts(install_repos.wheels, base)
-        files = gather(arts, cache=tmp_path / "cache")
+        files = fetch_all(arts, tmp_path / "house")
     assert [f.path.read_bytes() for f in files] == [
         (install_repos.wheels / a.filename).read_bytes() for a in arts
     ]
@@ -116,13 +126,13 @@ def test_a_stalled_download_times_out_with_a_clear_error(
         arts = _wheel_artifacts(install_repos.wheels, base)[:1]
         started = time.monotonic()
         with pytest.raises(InstallError) as err:
-            gather(arts, cache=tmp_path / "cache")
+            fetch_all(arts, tmp_path / "house")
         took = time.monotonic() - started
     assert took < 4.5  # 4 tries of 0.5 s without data, not one 5 s stall each
     assert f"tried {artifacts.ATTEMPTS} times" in str(err.value) and base in str(err.value)
     assert hits[f"/{arts[0].filename}"] == artifacts.ATTEMPTS
-    assert not list((tmp_path / "cache").rglob("*.whl"))
-    assert not list((tmp_path / "cache").rglob(".partial-*"))
+    assert not list((tmp_path / "house").rglob("*.whl"))
+    assert not list((tmp_path / "house").rglob(".partial-*"))
 
 
 def test_a_missing_file_is_not_retried(
@@ -133,7 +143,7 @@ def test_a_missing_file_is_not_retried(
             "pip", "jax", "jax-9-py3-none-any.whl", base + "jax-9-py3-none-any.whl", "a" * 64, None
         )
         with pytest.raises(InstallError, match="404"):
-            gather([art], cache=tmp_path / "cache")
+            fetch_all([art], tmp_path / "house")
     assert hits["/jax-9-py3-none-any.whl"] == 1
 
 
@@ -148,7 +158,10 @@ def test_install_from_a_server_that_drops_each_file_once(
         lockfile = write_for_wheels(tmp_path / "a.lock.yml", wheels, base_url=base)
         done = gpuenv("install", str(lockfile), "--name", "lab", "--no-smoke-test")
     assert done.returncode == 0, done.stderr
-    assert hits == Counter({f"/{w.name}": 2 for w in wheels})
+    # uv retried each dropped file; it reads a wheel twice from a server without byte ranges
+    # (once for its metadata), so only "more than the dropped try" is uv's to promise
+    assert set(hits) == {f"/{w.name}" for w in wheels}
+    assert all(hits[f"/{w.name}"] >= 2 for w in wheels), hits
     current = EnvLocation.named("lab").current()
     assert current is not None
     assert run_in(interpreter(current), "import jax; print(jax.__version__)") == "0.4.30"

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from gpuenv.envs import artifacts
-from gpuenv.envs.artifacts import Artifact, gather
+from gpuenv.envs.artifacts import Artifact, fetch_all, gather
 from gpuenv.envs.errors import InstallError
 from gpuenv.envs.store import EnvLocation, interpreter
 from gpuenv.errors import FAILURE_EXIT, USAGE_EXIT, exit_code
@@ -133,7 +133,7 @@ def test_a_link_planted_in_the_fetch_folder_is_refused(
 def test_a_link_planted_in_the_cache_is_refused(
     install_repos: InstallRepos, tmp_path: Path
 ) -> None:
-    art = _art(install_repos.wheels)
+    art = _art(install_repos.wheels, kind="conda")  # a file:// conda package: gpuenv copies it
     folder = tmp_path / "cache" / "artifacts" / str(art.sha256)
     folder.mkdir(parents=True)
     (folder / JAX).symlink_to(install_repos.wheels / JAX)  # even one with the right content
@@ -144,7 +144,7 @@ def test_a_link_planted_in_the_cache_is_refused(
 def test_a_link_planted_as_a_cache_folder_is_refused(
     install_repos: InstallRepos, tmp_path: Path
 ) -> None:
-    art = _art(install_repos.wheels)
+    art = _art(install_repos.wheels, kind="conda")
     outside = tmp_path / "outside"
     outside.mkdir()
     (tmp_path / "cache" / "artifacts").mkdir(parents=True)
@@ -191,7 +191,7 @@ def test_a_full_disk_during_fetch_is_exit_1_and_leaves_no_partial_file(
     monkeypatch.setattr(artifacts.os, "replace", full)
     house = tmp_path / "house"
     with pytest.raises(InstallError) as err:
-        gather([_art(install_repos.wheels)], cache=house, flat=True)
+        fetch_all([_art(install_repos.wheels)], house)
     assert exit_code(err.value) == FAILURE_EXIT
     assert str(house / JAX) in str(err.value) and "free some space" in str(err.value)
     assert list(house.iterdir()) == []

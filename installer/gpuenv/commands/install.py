@@ -44,6 +44,7 @@ def install_command(
     """Install LOCKFILE into an isolated environment, atomically; a no-op if it is already there."""
     from gpuenv.cache import cache_dir
     from gpuenv.envs.artifacts import artifacts_of, gather
+    from gpuenv.envs.python_check import check_python_available
     from gpuenv.envs.transaction import check_location, check_platform, install, up_to_date
     from gpuenv.indexes import user_index_config
     from gpuenv.lock.load import load_locked
@@ -65,6 +66,8 @@ def install_command(
         return
     locked = load_locked(lockfile, raw)
     check_platform(locked)
+    uv = find_uv()
+    check_python_available(locked, uv=uv, offline=offline)  # before anything is downloaded
     report = Reporter(quiet=quiet)
     files = gather(
         artifacts_of(locked),
@@ -78,7 +81,7 @@ def install_command(
         locked,
         where,
         files,
-        uv=find_uv(),
+        uv=uv,
         smoke=not no_smoke_test,
         say=report.say,
         lock_timeout=lock_timeout,
@@ -110,18 +113,14 @@ def install_command(
 @json_output.json_option("Print the files fetched (name, sha256, size) as JSON.")
 def fetch_command(lockfile: Path, dest: Path, quiet: bool, as_json: bool) -> None:
     """Download every file LOCKFILE names into a folder, each checked against its hash."""
-    from gpuenv.envs.artifacts import artifacts_of, gather
+    from gpuenv.envs.artifacts import artifacts_of, fetch_all
     from gpuenv.indexes import user_index_config
     from gpuenv.lock.load import load_locked
 
     locked = load_locked(lockfile)
     report = Reporter(quiet=quiet)
-    files = gather(
-        artifacts_of(locked),
-        cache=dest,
-        flat=True,
-        indexes=user_index_config(),
-        progress=report.progress,
+    files = fetch_all(
+        artifacts_of(locked), dest, indexes=user_index_config(), progress=report.progress
     )
     report.done_downloading()
     size = sum(f.path.stat().st_size for f in files)

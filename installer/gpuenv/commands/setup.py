@@ -191,6 +191,7 @@ def run_setup(
     from gpuenv.cache import cache_dir
     from gpuenv.commands.json_output import plan_summary
     from gpuenv.envs.artifacts import artifacts_of, gather
+    from gpuenv.envs.python_check import check_python_available
     from gpuenv.envs.transaction import install
     from gpuenv.lock import LockOptions, lock_plan
     from gpuenv.lock.lockfile import read_lockfile
@@ -245,6 +246,7 @@ def run_setup(
                 LockOptions(output=pending, portable=lab is not None, indexes=indexes),
             )
         locked = replace(read_lockfile(pending or chosen.lockfile), path=chosen.lockfile)
+        check_python_available(locked, uv=find_uv())  # fail fast: before anything is downloaded
         files = gather(
             artifacts_of(locked), cache=cache_dir(), indexes=indexes, progress=report.progress
         )

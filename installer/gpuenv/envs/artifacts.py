@@ -1,15 +1,25 @@
-"""Getting every file a lockfile names onto this disk, each checked against its hash.
+"""Where each file a lockfile names comes from at install, and `gpuenv fetch`'s wheelhouse.
 
-Files are kept content-addressed (`<cache>/artifacts/<sha256>/<name>`), so a second install of
-the same lockfile downloads nothing; `gpuenv fetch` writes them flat into a wheelhouse instead,
-which `gpuenv install --offline --from DIR` reads. Every file is hashed as it is written: a
-mismatch is refused before any environment is touched. conda packages are checked here too
-(py-rattler does not check `file://` packages itself).
+One cache for wheels: uv downloads every wheel and refuses one whose sha256 differs from the
+lockfile's (`--require-hashes`), so `gather` hands it URLs and uv's cache holds the only copy.
 
-Names and hashes come from a lockfile (untrusted): gpuenv.lock.read has checked them already,
-and every path is checked again here to stay inside its folder (gpuenv.safe_paths). Downloads
-are retried with backoff on transient failures (a dropped connection, a 5xx, a cut body), and
-a stalled one times out after GPUENV_DOWNLOAD_TIMEOUT seconds without data (default 60).
+conda packages are still downloaded and hashed by gpuenv, kept content-addressed in
+`<cache>/artifacts/<sha256>/<name>`, and handed to py-rattler as `file://` records. py-rattler
+does not check `file://` packages at all, and its check of http(s) ones cannot be relied on: once
+a download failed its check, py-rattler 0.28 records the expected sha256 against the package it
+already had cached and installs that package for the altered hash on the next try (see
+tests/envs/test_one_cache.py). gpuenv's copy keeps every entry of py-rattler's cache extracted
+from bytes gpuenv checked.
+
+`fetch_all` writes every file flat into a wheelhouse, each hashed as it is written; `install
+--offline --from DIR` reads that folder in place, regular files only.
+
+Names, URLs and hashes come from a lockfile (untrusted): gpuenv.lock.read has checked them
+already, and they are checked again here: every path stays inside its folder (gpuenv.safe_paths),
+and a URL handed to uv cannot smuggle an option into its requirements file. gpuenv's own
+downloads are retried with backoff on transient failures (a dropped connection, a 5xx, a cut
+body), and a stalled one times out after GPUENV_DOWNLOAD_TIMEOUT seconds without data (default
+60).
 """
 
 from __future__ import annotations
@@ -17,6 +27,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -25,13 +36,13 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO, Optional, Union
-from urllib.parse import unquote, urlsplit
+from urllib.parse import unquote, urldefrag, urlsplit
 
 from gpuenv.cache import tag_cache
 from gpuenv.envs.errors import HashMismatchError, InstallError
 from gpuenv.indexes import IndexConfig, default_index_url
 from gpuenv.lock.lockfile import PORTABLE_PREFIX, LockedEnvironment
-from gpuenv.safe_paths import UnsafePathError, inside, is_sha256
+from gpuenv.safe_paths import UnsafePathError, inside, is_sha256, plain_name
 from gpuenv.simple_index import project_files
 
 CHUNK = 1 << 20
@@ -55,8 +66,24 @@ class Artifact:
 
 @dataclass(frozen=True)
 class LocalArtifact:
+    """A file gpuenv wrote and hashed itself."""
+
     artifact: Artifact
     path: Path
+
+
+@dataclass(frozen=True)
+class InstallSource:
+    """Where an installer reads one artifact: for a wheel, an http(s) or `file://` URL that uv
+    reads and checks against the lockfile's sha256; for a conda package, the `file://` URL of
+    gpuenv's checked copy."""
+
+    artifact: Artifact
+    url: str
+
+    @property
+    def is_local(self) -> bool:
+        return self.url.startswith("file://")
 
 
 def artifacts_of(locked: LockedEnvironment) -> list[Artifact]:
@@ -85,47 +112,93 @@ def gather(
     *,
     cache: Path,
     wheelhouse: Optional[Path] = None,
-    flat: bool = False,
     indexes: Optional[IndexConfig] = None,
     progress: Optional[Progress] = None,
-) -> list[LocalArtifact]:
-    """Every artifact as a checked local file, or an error before anything else happens.
+) -> list[InstallSource]:
+    """Where the installers read every artifact from, or an error before anything is installed.
 
-    With `wheelhouse`, files come only from that folder (offline). `flat` lays files out by
-    name (a wheelhouse for `--from`) instead of by hash.
+    Downloads (and hashes) the conda packages into `cache`, and for portable wheels the index
+    pages that name their URLs; never a wheel: uv does that. With `wheelhouse`, every file comes
+    from that folder (offline).
     """
     out = []
     cache = Path(os.path.abspath(cache))
     house = Path(os.path.abspath(wheelhouse)) if wheelhouse is not None else None
     resolver = _PortableResolver(indexes or IndexConfig())
     for art in artifacts:
-        dest = _destination(cache, art, flat)
-        # the content-addressed cache is checked when written; a flat folder may hold anything
-        if dest.is_file() and (not flat or _matches(dest, art)):
-            out.append(LocalArtifact(art, dest))
-            continue
-        if not flat:
-            tag_cache(cache)  # the first write: backup tools skip it, `cache clean` knows it
+        _check_names(art)
+        source: Source
         if house is not None:
-            _copy_checked(_wheelhouse_file(house, art), dest, art, progress)
+            source = _wheelhouse_file(house, art)
+            url = source.as_uri()
         else:
-            _copy_checked(resolver.url(art), dest, art, progress)
-        out.append(LocalArtifact(art, dest))
+            source = url = resolver.url(art)
+        if art.kind == "conda":  # py-rattler's own checks fall short: it gets a checked copy
+            url = _checked_copy(cache, art, source, progress).as_uri()
+        elif url.startswith("file://") and house is None:
+            _regular_file(_file_url_path(url))  # uv would block on a pipe, not refuse it
+        out.append(InstallSource(art, _installer_url(art, url)))
     return out
 
 
-def _destination(cache: Path, art: Artifact, flat: bool) -> Path:
-    """Where the artifact goes: a plain name inside the cache (or the flat folder), never a
-    link or anything but a regular file that a rename would replace."""
-    what = f"{art.name}'s file name"
-    if flat:
-        dest = inside(cache, art.filename, what)
-    else:
-        if not is_sha256(art.sha256):
-            raise UnsafePathError(f"{art.name}: sha256 {art.sha256!r:.80} is not 64 hex digits")
-        dest = inside(cache, art.filename, what, "artifacts", str(art.sha256))
+def fetch_all(
+    artifacts: list[Artifact],
+    dest: Path,
+    *,
+    indexes: Optional[IndexConfig] = None,
+    progress: Optional[Progress] = None,
+) -> list[LocalArtifact]:
+    """Every artifact as a checked file named plainly in `dest` (a wheelhouse for `--from`)."""
+    out = []
+    dest = Path(os.path.abspath(dest))
+    resolver = _PortableResolver(indexes or IndexConfig())
+    for art in artifacts:
+        _check_names(art)
+        path = inside(dest, art.filename, f"{art.name}'s file name")
+        _regular_or_absent(path, "gpuenv will not replace it")
+        if not (path.is_file() and _matches(path, art)):  # a flat folder may hold anything
+            _copy_checked(resolver.url(art), path, art, progress)
+        out.append(LocalArtifact(art, path))
+    return out
+
+
+def _check_names(art: Artifact) -> None:
+    plain_name(art.filename, f"{art.name}'s file name")
+    if not is_sha256(art.sha256):
+        raise UnsafePathError(f"{art.name}: sha256 {art.sha256!r:.80} is not 64 hex digits")
+
+
+def _checked_copy(cache: Path, art: Artifact, source: Source, progress: Optional[Progress]) -> Path:
+    """The artifact's content-addressed copy in the cache, written (and hashed) if absent."""
+    dest = inside(cache, art.filename, f"{art.name}'s file name", "artifacts", str(art.sha256))
     _regular_or_absent(dest, "gpuenv will not replace it")
+    if not dest.is_file():  # checked when written; links and other files are refused above
+        tag_cache(cache)  # the first write: backup tools skip it, `cache clean` knows it
+        _copy_checked(source, dest, art, progress)
     return dest
+
+
+# What a URL handed to uv or py-rattler may contain: no space, quote or control character could
+# start another option or requirement in uv's requirements file.
+_SAFE_URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[!#-&(-~]+")
+_PROJECT_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?")
+
+
+def _installer_url(art: Artifact, url: str) -> str:
+    if urlsplit(url).scheme not in ("http", "https", "file") or not _SAFE_URL.fullmatch(url):
+        raise UnsafePathError(f"{art.name}: the URL {url!r:.120} cannot be handed to an installer")
+    if not _PROJECT_NAME.fullmatch(art.name):
+        raise UnsafePathError(f"{art.name!r:.80} is not a package name")
+    return urldefrag(url).url  # the lockfile's sha256 is the one hash that counts
+
+
+def _regular_file(path: Path) -> None:
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        raise InstallError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(mode):
+        raise UnsafePathError(f"{path} is not a regular file; gpuenv reads only regular files")
 
 
 def _wheelhouse_file(house: Path, art: Artifact) -> Path:

@@ -1,8 +1,14 @@
 """Building an environment's contents in a folder: a venv (uv) or a conda prefix (py-rattler),
-then the pip part (uv, `--require-hashes --no-deps`, from local checked files only)."""
+then the pip part (uv, `--require-hashes --no-deps --no-build`).
+
+uv downloads the wheels into its own cache and refuses any whose sha256 differs from the
+lockfile's: that cache holds the only copy. py-rattler links conda packages from gpuenv's checked
+copies (see gpuenv.envs.artifacts for why it does not download them itself). A mismatch is
+reported as the lockfile's hash failing, before the new environment goes live."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import tempfile
 from pathlib import Path
@@ -10,8 +16,8 @@ from typing import Optional
 
 from gpuenv.cache import cache_dir
 from gpuenv.conda.client import CondaError, run_rattler
-from gpuenv.envs.artifacts import LocalArtifact
-from gpuenv.envs.errors import InstallError
+from gpuenv.envs.artifacts import InstallSource
+from gpuenv.envs.errors import HashMismatchError, InstallError
 from gpuenv.envs.store import interpreter
 
 UV_TIMEOUT = 1800.0
@@ -30,13 +36,14 @@ def create_venv(env_dir: Path, python: str, uv: str) -> Path:
     return interpreter(env_dir)
 
 
-def create_conda(env_dir: Path, conda: list[LocalArtifact], platform: str) -> Path:
-    """A conda prefix from checked local package files (rattler links them in)."""
+def create_conda(env_dir: Path, conda: list[InstallSource], platform: str) -> Path:
+    """A conda prefix from gpuenv's checked copies of the lockfile's packages (py-rattler
+    extracts them into its cache, in gpuenv's cache folder, and links them in)."""
     records = []
-    for local in conda:
-        record = dict(local.artifact.record or {})
-        record["url"] = local.path.as_uri()
-        record["channel"] = local.path.parent.as_uri()
+    for source in conda:
+        record = dict(source.artifact.record or {})
+        record["url"] = source.url
+        record["channel"] = source.url.rsplit("/", 1)[0]
         records.append(record)
     try:
         run_rattler(
@@ -49,16 +56,20 @@ def create_conda(env_dir: Path, conda: list[LocalArtifact], platform: str) -> Pa
             }
         )
     except CondaError as exc:
+        if "hash mismatch" in str(exc).lower():  # a defence: the copies were checked already
+            raise HashMismatchError(_mismatch("py-rattler", str(exc))) from exc
         raise InstallError(f"could not install the conda packages: {exc}") from exc
     return interpreter(env_dir)
 
 
-def install_wheels(python: Path, wheels: list[LocalArtifact], uv: str) -> None:
+def install_wheels(python: Path, wheels: list[InstallSource], uv: str) -> None:
+    """uv downloads (or reads) each wheel, checks it against the lockfile's sha256 and installs
+    it; it builds nothing (`--no-build`) and reads no index (`--no-index`: every line is a URL).
+    With only local files it does not touch the network at all."""
     if not wheels:
         return
-    lines = [
-        f"{w.artifact.name} @ {w.path.as_uri()} --hash=sha256:{w.artifact.sha256}" for w in wheels
-    ]
+    lines = [f"{w.artifact.name} @ {w.url} --hash=sha256:{w.artifact.sha256}" for w in wheels]
+    offline = ["--offline"] if all(w.is_local for w in wheels) else []
     with tempfile.TemporaryDirectory(prefix="gpuenv-install-") as tmp:
         reqs = Path(tmp) / "requirements.txt"
         reqs.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -71,15 +82,41 @@ def install_wheels(python: Path, wheels: list[LocalArtifact], uv: str) -> None:
                 str(python),
                 "--no-deps",
                 "--require-hashes",
-                "--offline",
+                "--no-build",
                 "--no-index",
+                *offline,
                 "--quiet",
                 "-r",
                 str(reqs),
             ]
         )
     if done.returncode != 0:
+        if "hash mismatch" in done.stderr.lower():
+            raise HashMismatchError(_mismatch("uv", done.stderr))
         raise InstallError(f"uv could not install the wheels: {_tail(done.stderr)}")
+
+
+_UV_MISMATCH = re.compile(
+    r"Hash mismatch for `(?P<what>[^`]+)`.*?Expected:\s*(?P<expected>\S+).*?Computed:\s*(?P<computed>\S+)",
+    re.S,
+)
+
+
+def _mismatch(tool: str, detail: str) -> str:
+    """One paragraph, like every gpuenv error: which file, both hashes, what it means."""
+    found = _UV_MISMATCH.search(detail)
+    if found:
+        what = found.group("what")
+        said = (
+            f"{what}: {found.group('computed')} does not match the lockfile's"
+            f" {found.group('expected')} (checked by {tool})"
+        )
+    else:
+        said = f"a downloaded file does not match the lockfile's sha256 ({tool}: {' '.join(_tail(detail).split())})"
+    return (
+        f"{said}; the file at that URL changed, or the lockfile was altered. The environment was"
+        " not changed."
+    )
 
 
 def smoke_test(python: Path, frameworks: list[str], timeout: float = 300.0) -> Optional[str]:

@@ -1,5 +1,6 @@
-"""Install a locked environment: fetch and check everything, build beside the old environment,
-smoke-test, then swap the link in one atomic rename. The core only orders the steps; where the
+"""Install a locked environment: build beside the old environment (the installers download and
+check every file against the lockfile's hashes), smoke-test, then swap the link in one atomic
+rename. The core only orders the steps; where the
 files come from (artifacts), how the folder is filled (backends) and how gpuenv's folders are
 changed without following a link or leaving them (fs, store) live elsewhere.
 
@@ -22,7 +23,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from gpuenv.envs import fs, windows
-from gpuenv.envs.artifacts import LocalArtifact
 from gpuenv.envs.errors import CorruptEnvironment, InstallError, StoreInputError
 from gpuenv.envs.filelock import exclusive, timeout_from_env
 from gpuenv.envs.store import (
@@ -32,11 +32,10 @@ from gpuenv.envs.store import (
     read_metadata,
     write_metadata,
 )
-from gpuenv.lock.lockfile import LockedEnvironment
 from gpuenv.machine import conda_platform
 
 if TYPE_CHECKING:  # up_to_date, setup's no-op check, must not pay for the lockfile stack
-    from gpuenv.envs.artifacts import LocalArtifact
+    from gpuenv.envs.artifacts import InstallSource
     from gpuenv.lock.lockfile import LockedEnvironment
 
 Say = Callable[[str], None]
@@ -75,7 +74,7 @@ def check_location(location: EnvLocation) -> None:
 def install(
     locked: LockedEnvironment,
     location: EnvLocation,
-    files: list[LocalArtifact],
+    files: list[InstallSource],
     *,
     uv: str,
     smoke: bool = True,
@@ -143,7 +142,7 @@ def _remove_leftovers(location: EnvLocation, say: Say) -> None:
 def _build_aside(
     locked: LockedEnvironment,
     location: EnvLocation,
-    files: list[LocalArtifact],
+    files: list[InstallSource],
     uv: str,
     smoke: bool,
     say: Say,
@@ -186,7 +185,7 @@ def check_platform(locked: LockedEnvironment) -> None:
 
 
 def _build(
-    locked: LockedEnvironment, target: Path, files: list[LocalArtifact], uv: str, say: Say
+    locked: LockedEnvironment, target: Path, files: list[InstallSource], uv: str, say: Say
 ) -> str:
     from gpuenv.envs import backends
 
@@ -200,7 +199,7 @@ def _build(
         say(f"creating a Python {locked.python} environment")
         python = backends.create_venv(target, locked.python, uv)
         backend = "venv"
-    say(f"installing {len(wheels)} wheels")
+    say(f"installing {len(wheels)} wheels (uv downloads each and checks it against the lockfile)")
     backends.install_wheels(python, wheels, uv)
     if locked.platform.startswith("win"):
         windows.write_dll_pth(target)
