@@ -7,9 +7,7 @@ gpuenv happens to run on, except the CPU architecture default.
 
 from __future__ import annotations
 
-import os
 import platform as _platform
-import stat
 from pathlib import Path
 from typing import Optional
 
@@ -35,17 +33,12 @@ MAX_MACHINE_FILE_BYTES = 1 << 20  # `gpuenv detect --json` writes a few kilobyte
 
 def load_machine_file(path: Path) -> Machine:
     """A Machine JSON file: a regular UTF-8 file of bounded size, never a pipe or a device."""
+    from gpuenv.safe_paths import UnsafePathError, read_bounded
+
     try:
-        # non-blocking: opening a FIFO must not wait for a writer before the check below
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-        with os.fdopen(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                raise MachineError(f"machine file {path}: not a regular file")
-            raw = handle.read(MAX_MACHINE_FILE_BYTES + 1)
-    except OSError as exc:
-        raise MachineError(f"cannot read machine file {path}: {exc.strerror or exc}") from exc
-    if len(raw) > MAX_MACHINE_FILE_BYTES:
-        raise MachineError(f"machine file {path}: larger than {MAX_MACHINE_FILE_BYTES} bytes")
+        raw = read_bounded(path, MAX_MACHINE_FILE_BYTES, "machine file")
+    except UnsafePathError as exc:
+        raise MachineError(str(exc)) from None
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

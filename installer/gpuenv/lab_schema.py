@@ -11,9 +11,7 @@ checked in `gpuenv.lab`.
 from __future__ import annotations
 
 import difflib
-import os
 import re
-import stat
 import sys
 import unicodedata
 from dataclasses import dataclass
@@ -30,7 +28,7 @@ from gpuenv.machine import (
     parse_driver_version,
 )
 from gpuenv.resolve.requirements import RequirementError, parse_requirements
-from gpuenv.safe_paths import is_windows_device
+from gpuenv.safe_paths import UnsafePathError, is_windows_device, read_bounded
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -86,16 +84,9 @@ class LabSpec:
 def read_lab_data(path: Path) -> dict[str, Any]:
     """The TOML of a lab file: a regular file of bounded size, never a pipe or a device."""
     try:
-        # non-blocking: opening a FIFO must not wait for a writer before the check below
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-        with os.fdopen(fd, "rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                raise LabError(f"{path}: not a regular file; a lab file is a TOML file")
-            raw = handle.read(MAX_LAB_FILE_BYTES + 1)
-    except OSError as exc:
-        raise LabError(f"cannot read lab file {path}: {exc.strerror or exc}") from exc
-    if len(raw) > MAX_LAB_FILE_BYTES:
-        raise LabError(f"{path}: larger than {MAX_LAB_FILE_BYTES} bytes; not a lab file")
+        raw = read_bounded(path, MAX_LAB_FILE_BYTES, "lab file")
+    except UnsafePathError as exc:
+        raise LabError(str(exc)) from None
     try:
         return tomllib.loads(raw.decode("utf-8"))
     except UnicodeDecodeError as exc:
