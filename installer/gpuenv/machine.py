@@ -178,7 +178,13 @@ class Machine:
         try:
             os_info = OSInfo.from_json(data.get("os") or {})
             arch = normalize_arch(str(data.get("arch") or ""))
-            platform = str(data.get("platform") or conda_platform(os_info.family, arch))
+            derived = conda_platform(os_info.family, arch) if arch else None
+            platform = str(data.get("platform") or derived)
+            if derived and platform != derived:
+                raise MachineError(
+                    f"platform {platform!r} contradicts os.family {os_info.family!r} and arch"
+                    f" {arch!r} (which make {derived}); fix or drop one of them"
+                )
             driver = Driver.from_json(data["driver"]) if data.get("driver") else None
             gpus = tuple(
                 Gpu.from_json({**g, "index": g.get("index", i)})

@@ -95,6 +95,8 @@ def build_target(
         raise TargetError("--no-gpu and --require-gpu contradict each other")
     gpus = [_with_cc(g, kb) for g in machine.gpus]
     gpu: Optional[Gpu] = None
+    if gpu_index is not None and not gpus:
+        raise TargetError(f"--gpu-index {gpu_index}: this machine has no NVIDIA GPU to choose")
     if gpus:
         if gpu_index is not None:
             matches = [g for g in gpus if g.index == gpu_index]
