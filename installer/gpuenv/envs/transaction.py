@@ -203,8 +203,6 @@ def _build(
     backends.install_wheels(python, wheels, uv)
     if locked.platform.startswith("win"):
         windows.write_dll_pth(target)
-    if backend == "conda":
-        windows.write_activation_scripts(target, windows=locked.platform.startswith("win"))
     return backend
 
 

@@ -1,4 +1,7 @@
-"""What a Windows environment needs so CUDA libraries load: DLL folders and activation scripts.
+"""What a Windows environment needs so CUDA libraries load: its DLL folders.
+
+conda prefixes get no hand-written activation scripts: `gpuenv activate` prints py-rattler's
+activation for them (gpuenv.envs.activation), which also runs the packages' activate.d scripts.
 
 Since Python 3.8, Windows no longer searches PATH for an extension module's DLLs; a `.pth` file
 (its `import` lines run at start-up) adds the environment's CUDA folders with
@@ -25,30 +28,3 @@ def write_dll_pth(env_dir: Path) -> Path:
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(_PTH, encoding="utf-8")
     return target
-
-
-def write_activation_scripts(env_dir: Path, windows: bool) -> list[Path]:
-    """activate.sh / .ps1 / .bat at the environment's root (conda prefixes have none)."""
-    if windows:
-        dirs = ["", "Library\\mingw-w64\\bin", "Library\\usr\\bin", "Library\\bin", "Scripts"]
-        ps = (
-            "$env:PATH = "
-            + " + ".join(f'"{env_dir}\\{d};"' if d else f'"{env_dir};"' for d in dirs)
-            + " + $env:PATH\n"
-        )
-        bat = (
-            '@set "PATH='
-            + ";".join(f"{env_dir}\\{d}" if d else str(env_dir) for d in dirs)
-            + ';%PATH%"\n'
-        )
-        scripts = {"activate.ps1": ps, "activate.bat": bat}
-    else:
-        scripts = {
-            "activate.sh": f'export PATH="{env_dir}/bin:$PATH"\nexport CONDA_PREFIX="{env_dir}"\n',
-        }
-    out = []
-    for name, text in scripts.items():
-        path = env_dir / name
-        path.write_text(text, encoding="utf-8")
-        out.append(path)
-    return out
