@@ -111,7 +111,7 @@ def test_python_without_the_dependencies_is_told_what_to_do(tmp_path: Path) -> N
     env = dict(os.environ, PYTHON=str(_bare_python(tmp_path)), GPU_CHECK_DIR=str(tmp_path / "c"))
     res = run_script("--out", str(tmp_path / "o"), env=env)
     assert res.returncode == 2
-    assert "lacks: click packaging nvidia-ml-py" in res.stderr
+    assert "lacks: click packaging" in res.stderr  # nvidia-ml-py is optional
     assert "--prepare" in res.stderr and "Traceback" not in res.stderr
 
 

@@ -208,3 +208,26 @@ def test_recording_constants_are_the_promoted_names() -> None:
     from gpuenv.gpucheck.promote import KNOWN
 
     assert {record.NVML_JSON, record.SMI_QUERY, record.SMI_XML, record.LINUX_JSON} <= KNOWN
+
+
+def test_without_nvidia_ml_py_nvml_is_skipped_and_said_the_rest_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Many images lack the NVML binding: the check must still record and compare the rest."""
+    import importlib.util
+
+    env = fake_gpu_env(tmp_path / "env")
+    (tmp_path / "root").mkdir()
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        record.importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "pynvml" else real(name, *a),
+    )
+    result = run_check(
+        tmp_path / "out", environ=env, root=tmp_path / "root", pythons=[], discover=False
+    )
+    names = {p.name for p in (result.out / "fixture").iterdir()}
+    assert "nvml.json" not in names and "nvidia-smi.query.csv" in names
+    meta = json.loads((result.out / "fixture" / "recording.json").read_text())
+    assert any("lacks nvidia-ml-py" in note for note in meta["notes"])

@@ -7,6 +7,7 @@ before anything is written: recordings are meant to be committed.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import re
@@ -129,6 +130,12 @@ def record_nvml(rec: Recording, timeout: float, root: Path, env: Mapping[str, st
     rec.nvml_library = lib
     if lib is None:
         rec.notes.append("NVML: no libnvidia-ml.so.1 found")
+        return
+    if importlib.util.find_spec("pynvml") is None:
+        rec.notes.append(
+            "NVML: not recorded, this Python lacks nvidia-ml-py (scripts/gpu-check.sh --prepare"
+            " brings it); nvidia-smi and /proc, /sys still are"
+        )
         return
     argv = [sys.executable, "-c", "<gpuenv.detect.nvml.CHILD_CODE>", lib]
     try:

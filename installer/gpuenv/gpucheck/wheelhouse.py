@@ -24,8 +24,10 @@ from typing import Optional
 RUNTIME = ("click", "packaging", "platformdirs", "nvidia-ml-py")
 BEFORE_311 = ("tomli",)
 # platformdirs is carried but not required: the check sets GPUENV_CACHE_DIR, so nothing it runs
-# asks platformdirs for a folder (many ML images lack it and have the rest).
-OPTIONAL = ("platformdirs",)
+# asks platformdirs for a folder (many ML images lack it and have the rest). nvidia-ml-py is
+# carried but not required either: without it the NVML probe is skipped and said so, while
+# nvidia-smi and /proc, /sys are still recorded and compared.
+OPTIONAL = ("platformdirs", "nvidia-ml-py")
 MODULES = {
     "click": "click",
     "packaging": "packaging",
