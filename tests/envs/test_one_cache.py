@@ -340,7 +340,9 @@ PYPY = {"key": "pypy-3.9.19-linux-x86_64-gnu", "version": "3.9.19"}
 
 
 @pytest.fixture
-def py39(install_repos: InstallRepos, tmp_path: Path) -> Any:
+def py39(install_repos: InstallRepos, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
+    # what uv answers is the stand-in's to say: gpuenv's own discovery finds no 3.9 here
+    monkeypatch.setattr(python_check, "_discovered", lambda version: None)
     return read_lockfile(wheel_lock(install_repos, tmp_path / "a.lock.yml", python="3.9"))
 
 
@@ -435,7 +437,7 @@ def test_setup_checks_the_python_before_it_gathers_anything(
     monkeypatch.setattr(lock_module, "lock_plan", lock_plan)
     monkeypatch.setattr(indexes_module, "user_index_config", lambda: install_repos.indexes)
     monkeypatch.setattr(artifacts_module, "gather", lambda *a, **kw: gathered.append(a))
-    monkeypatch.setattr(python_check, "_uv_finds", lambda uv, version: False)  # not here
+    monkeypatch.setattr(python_check, "interpreter_for", lambda version, uv: None)  # not here
     monkeypatch.setenv("UV_PYTHON_DOWNLOADS", "never")  # and not downloadable
     with pytest.raises(SystemExit) as exited:
         main(["setup", "-q"])

@@ -25,8 +25,12 @@ FRAMEWORK_MODULES = {"torch": "torch", "tensorflow": "tensorflow", "jax": "jax"}
 
 
 def create_venv(env_dir: Path, python: str, uv: str) -> Path:
-    """A venv on a Python of the lockfile's version: one present, or one uv manages."""
-    done = _run([uv, "venv", str(env_dir), "--python", python, "--no-project", "--quiet"])
+    """A venv on a Python of the lockfile's version (X.Y): one present (uv may not search where
+    it lives, such as pyenv's versions), else one uv manages or downloads."""
+    from gpuenv.envs.python_check import interpreter_for
+
+    chosen = interpreter_for(python, uv=uv) or python
+    done = _run([uv, "venv", str(env_dir), "--python", chosen, "--no-project", "--quiet"])
     if done.returncode != 0:
         raise InstallError(
             f"could not create a Python {python} environment: {_tail(done.stderr)}\n"

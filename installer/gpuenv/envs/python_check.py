@@ -31,7 +31,7 @@ def check_python_available(locked: LockedEnvironment, *, uv: str, offline: bool 
             " would have no interpreter. Lock it again (`gpuenv lock`)."
         )
     version = locked.python
-    if _uv_finds(uv, version):
+    if interpreter_for(version, uv=uv):
         return
     why = _why_no_download(offline) or _no_download_for(uv, version)
     if why is None:
@@ -44,10 +44,32 @@ def check_python_available(locked: LockedEnvironment, *, uv: str, offline: bool 
     )
 
 
-def _uv_finds(uv: str, version: str) -> bool:
+def interpreter_for(version: str, *, uv: str) -> str | None:
+    """A Python `version` (X.Y) interpreter on this machine: the one uv finds, else one gpuenv's
+    own discovery knows of (uv-managed, pyenv's versions, PATH), which uv does not search."""
+    return _uv_finds(uv, version) or _discovered(version)
+
+
+def _uv_finds(uv: str, version: str) -> str | None:
     # --system: the interpreter `uv venv` would build on, never a virtual environment's
     done = _query([uv, "python", "find", "--system", "--no-project", version])
-    return done is not None and done.returncode == 0 and bool(done.stdout.strip())
+    if done is None or done.returncode != 0 or not done.stdout.strip():
+        return None
+    return done.stdout.strip().splitlines()[-1]
+
+
+def _discovered(version: str) -> str | None:
+    import platform
+
+    from gpuenv.detect.pythons import on_path, pyenv_versions, uv_managed
+
+    system = platform.system()
+    found = [
+        *uv_managed(os.environ, system),
+        *pyenv_versions(os.environ, system),
+        *on_path(os.environ.get("PATH", "")),
+    ]
+    return next((p.path for p in found if ".".join(p.version.split(".")[:2]) == version), None)
 
 
 def _why_no_download(offline: bool) -> str | None:
