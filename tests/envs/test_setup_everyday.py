@@ -208,3 +208,24 @@ def test_a_refused_setup_with_json_still_prints_one_document(
     assert code == 2 and err.startswith("gpuenv: error:")
     doc = json.loads(out)
     assert doc["ok"] is False and doc["exit"] == 2 and "direct URLs" in doc["error"]
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        {"frameworks": "jax", "packages": "tinytool"},  # strings, not lists
+        {"frameworks": ["jax"], "packages": ["evil @ file:///tmp/x"]},
+        {"frameworks": [1, 2], "packages": [None]},
+    ],
+)
+def test_a_damaged_setup_record_is_ignored_not_trusted(
+    damage: dict[str, Any], local: dict[str, Any], capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gpuenv.setup import state_path
+
+    assert gpuenv_main("setup", "jax", "tinytool", capsys=capsys)[0] == 0
+    path = state_path("default")
+    path.write_text(json.dumps({**json.loads(path.read_text()), **damage}))
+    code, _out, err = gpuenv_main("setup", "jax", "--force", capsys=capsys)
+    assert code == 0, err
+    assert "Traceback" not in err and read_state("default")["packages"] == []

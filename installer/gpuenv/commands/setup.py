@@ -318,9 +318,9 @@ def _request(
     from gpuenv.packages import merge_packages, split_requirements
 
     frameworks, packages = split_requirements(requirements)
-    recorded_frameworks = tuple(state.get("frameworks") or ()) if not fresh else ()
-    recorded_packages = tuple(state.get("packages") or ()) if not fresh else ()
-    recorded_jupyter = bool(state.get("jupyter")) and not fresh
+    recorded_frameworks = () if fresh else _recorded(state, "frameworks")
+    recorded_packages = () if fresh else _recorded(state, "packages")
+    recorded_jupyter = state.get("jupyter") is True and not fresh
     note = None
     if not frameworks and (adding or not packages) and recorded_frameworks:
         frameworks = recorded_frameworks
@@ -338,6 +338,21 @@ def _request(
     return _Request(
         frameworks, merge_packages(recorded_packages, packages), jupyter or recorded_jupyter, note
     )
+
+
+def _recorded(state: dict[str, Any], key: str) -> tuple[str, ...]:
+    """A list of requirements an earlier run recorded (metadata on disk: checked like input; a
+    damaged record is ignored rather than trusted)."""
+    from gpuenv.packages import check_package
+    from gpuenv.resolve.requirements import RequirementError
+
+    value = state.get(key)
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        return ()
+    try:
+        return tuple(check_package(v) for v in value)
+    except RequirementError:
+        return ()
 
 
 def _before_replacing(location: Any, stack: str, name: str) -> list[str]:
