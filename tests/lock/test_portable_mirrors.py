@@ -239,6 +239,7 @@ def test_find_links_wheel_keeps_its_path_and_says_so(
     assert pip["jax"].portable and pip["numpy"].portable  # index wheels stay portable
     why = f"only in the find-links folder {house}"
     assert metadata(out)["gpuenv.not_portable"] == f"torch: {why}"
+    assert "# Not portable: torch, named by a path on the machine that locked it" in out.read_text()
     assert [n for n in result.notes if n.startswith("not portable")] == [
         f"not portable: torch 2.13.0+cpu is {why}; the lockfile names it by that path (with its"
         " sha256), so a machine installing it needs the same file there (recorded as"
@@ -256,6 +257,7 @@ def test_without_portable_nothing_is_said(
     assert not any(p.portable for p in read_lockfile(out).pip)
     assert "gpuenv.not_portable" not in metadata(out)
     assert not [n for n in result.notes if "not portable" in n]
+    assert "Not portable" not in out.read_text()
 
 
 def test_lock_command_warns_about_a_find_links_wheel(

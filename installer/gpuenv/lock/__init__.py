@@ -136,6 +136,7 @@ def lock_plan(plan: Plan, options: LockOptions, ideal: Optional[Plan] = None) ->
             conda=len(conda),
             pip=len(pip),
             portable_pip=portable,
+            not_portable=tuple(sorted(local)),
         )
         write_lockfile(lockfile, options.output, header)
     return LockResult(
