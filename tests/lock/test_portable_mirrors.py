@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -308,7 +309,9 @@ def test_a_wheel_whose_folder_is_gone_is_named_at_install(
     out = tmp_path / "torch.conda-lock.yml"
     lock(with_torch_cpu(jax_plan()), out, portable=True)
     shutil.rmtree(house)  # another machine: the same mirror, no wheelhouse
-    with pytest.raises(InstallError, match="names it by a path on the machine that locked it"):
+    with pytest.raises(
+        InstallError, match=re.escape(f"cannot read {house / TORCH_CPU}: no such file here")
+    ):
         gather(artifacts_of(read_lockfile(out)), cache=tmp_path / "cache", indexes=IndexConfig())
 
 

@@ -446,7 +446,7 @@ def _local_wheel(art: Artifact) -> None:
     path = _file_url_path(art.url)
     if not os.path.lexists(path):
         raise InstallError(
-            f"{art.filename}: the lockfile names it by a path on the machine that locked it"
-            f" ({path}), and this machine has no such file. Copy the wheel there (the lockfile's"
-            " sha256 is checked), or lock again from an index that publishes it."
+            f"cannot read {path}: no such file here. The lockfile names {art.filename} by a"
+            " path on the machine that locked it; copy the wheel there (the lockfile's sha256"
+            " is checked), or lock again from an index that publishes it."
         )
