@@ -157,6 +157,26 @@ def test_uv_configured_mirror_locks_portable_and_installs_from_another(
     assert all(s.url.startswith(folder_of(mirrors.b)) for s in sources), [s.url for s in sources]
 
 
+def test_portable_entries_found_in_a_uv_find_links_folder_through_a_link(
+    mirrors: Mirrors, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    configure(monkeypatch, tmp_path / "locker", "UV_DEFAULT_INDEX", mirrors.a)
+    out = tmp_path / "jax.conda-lock.yml"
+    lock(jax_plan(), out, portable=True)
+    # an offline machine: no index, a wheelhouse (reached through a link) with the same files
+    house = tmp_path / "house"
+    house.mkdir()
+    for name in mirrors.sha256:
+        (house / name).write_bytes(
+            Path(mirrors.a[len("file://") :], "..", "files", name).read_bytes()
+        )
+    link = tmp_path / "wheels"
+    link.symlink_to(house, target_is_directory=True)
+    configure(monkeypatch, tmp_path / "installer", "UV_FIND_LINKS", str(link))
+    sources = gather(artifacts_of(read_lockfile(out)), cache=tmp_path / "cache", indexes=None)
+    assert sorted(s.url for s in sources) == sorted((link / n).as_uri() for n in mirrors.sha256)
+
+
 def test_portable_install_from_a_uv_index_mirror_checks_hashes(
     mirrors: Mirrors, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
