@@ -423,3 +423,20 @@ def test_hostile_uv_toml_refused_by_the_commands(
         assert "ftp: URL" in done.stderr and "Traceback" not in done.stderr
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr
     assert not (tmp_path / "env").exists() and not (tmp_path / "y.conda-lock.yml").exists()
+
+
+def test_the_probe_before_a_lock_asks_a_uv_only_mirror(
+    kb: Any, mirrors: Mirrors, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gpuenv.lock.availability import gather as probe
+
+    configure(monkeypatch, tmp_path, "UV_INDEX", mirrors.a)
+    monkeypatch.setenv("UV_DEFAULT_INDEX", "http://127.0.0.1:9/simple/")  # nothing answers
+    available = probe(kb, ["jax"], "linux-64", IndexConfig())
+    assert mirrors.a in available.versions["jax"]["0.4.30"]
+    # a location gpuenv cannot read is left unprobed, and named where unreachable ones are
+    monkeypatch.setenv("UV_INDEX", "ftp://mirror.example/simple/")
+    available = probe(kb, ["jax"], "linux-64", IndexConfig())
+    assert any(
+        "UV_INDEX: 'ftp://mirror.example/simple/' is a ftp: URL" in u for u in available.unreachable
+    )
