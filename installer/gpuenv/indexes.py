@@ -19,7 +19,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Optional
+from typing import Any, Optional
 
 from gpuenv.pip_config import PipConfigError, PipSettings, read_pip_settings
 
@@ -134,6 +134,139 @@ def _uv_default_index(env: dict[str, str]) -> Optional[str]:
         if isinstance(entry, dict) and entry.get("default") and isinstance(entry.get("url"), str):
             return str(entry["url"])
     return None
+
+
+@dataclass(frozen=True)
+class UvSources:
+    """Where uv's own configuration sends uv: its variables, then its uv.toml. uv reads these
+    by itself; gpuenv needs them for its own look-ups (portable lockfiles)."""
+
+    indexes: tuple[str, ...] = ()  # in uv's order of priority; the default index not among them
+    default_index: Optional[str] = None
+    find_links: tuple[str, ...] = ()
+
+
+def uv_sources(environ: Optional[dict[str, str]] = None) -> UvSources:
+    """The indexes and find-links locations uv's variables and configuration file name, each
+    checked (gpuenv.indexes.checked_location): a location gpuenv cannot use is refused."""
+    env = dict(os.environ if environ is None else environ)
+    indexes: list[str] = []
+    links: list[str] = []
+    default: Optional[str] = None
+    config, named = _uv_config(env)
+    for var in ("UV_INDEX", "UV_EXTRA_INDEX_URL"):
+        for item in env.get(var, "").split():  # uv: space-separated
+            indexes.append(named.get(item) or checked_location(_unnamed(item), var))
+    for var in ("UV_DEFAULT_INDEX", "UV_INDEX_URL"):
+        if env.get(var, "").strip() and default is None:
+            default = checked_location(env[var].strip(), var)
+    for item in env.get("UV_FIND_LINKS", "").split(","):  # uv: comma-separated
+        if item.strip():
+            links.append(checked_location(item.strip(), "UV_FIND_LINKS"))
+    if config is not None:
+        path, data = config
+        where = f"uv configuration {path}"
+        for entry in data.get("index") or []:
+            if not isinstance(entry, dict):
+                raise IndexConfigError(f"{where}: each [[index]] must be a table")
+            url = checked_location(entry.get("url"), f"{where}, [[index]] url")
+            if entry.get("format") == "flat":
+                links.append(url)
+            elif entry.get("default") is True:
+                default = default or url
+            else:
+                indexes.append(url)
+        pip_table = data.get("pip")
+        for table in (data, pip_table if isinstance(pip_table, dict) else {}):
+            if "index-url" in table:
+                default = default or checked_location(table["index-url"], f"{where}, index-url")
+            indexes += [
+                checked_location(u, f"{where}, extra-index-url")
+                for u in _list(table.get("extra-index-url"), where)
+            ]
+            links += [
+                checked_location(u, f"{where}, find-links")
+                for u in _list(table.get("find-links"), where)
+            ]
+    return UvSources(tuple(dict.fromkeys(indexes)), default, tuple(dict.fromkeys(links)))
+
+
+def _unnamed(item: str) -> str:
+    """`name=url` (uv's named index) -> url."""
+    name, sep, rest = item.partition("=")
+    return rest if sep and re.fullmatch(r"[A-Za-z0-9_.-]+", name) and "://" in rest else item
+
+
+def _list(value: object, where: str) -> list[object]:
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise IndexConfigError(f"{where}: expected a list of locations, not {value!r:.80}")
+    return value
+
+
+def _uv_config(env: dict[str, str]) -> tuple[Optional[tuple[str, dict[str, Any]]], dict[str, str]]:
+    """The uv.toml that names indexes (parsed), and the URL of each index it names."""
+    path = _uv_config_with_indexes(env)
+    if path is None:
+        return None, {}
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise IndexConfigError(f"uv configuration {path} cannot be read: {exc}") from None
+    named = {
+        str(e["name"]): checked_location(e.get("url"), f"uv configuration {path}, [[index]] url")
+        for e in data.get("index") or []
+        if isinstance(e, dict) and isinstance(e.get("name"), str)
+    }
+    return (path, data), named
+
+
+_SCHEMES = ("http", "https", "file")
+
+
+def checked_location(value: object, where: str) -> str:
+    """An index or find-links location as a URL (an absolute path becomes a file:// URL).
+
+    Refused, with what to write instead: anything but an http(s) or file URL or an absolute
+    path, a relative path (relative to what?), and `..` segments (a location names its folder
+    plainly, not by a way round)."""
+    from pathlib import Path
+    from urllib.parse import unquote, urlsplit
+
+    if not isinstance(value, str) or not value.strip():
+        raise IndexConfigError(f"{where}: expected a URL or an absolute path, not {value!r:.80}")
+    text = value.strip()
+    if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in text):
+        raise IndexConfigError(f"{where}: {text!r:.120} holds a space or a control character")
+    parts = urlsplit(text)
+    scheme = parts.scheme.lower()
+    is_path = not scheme or (len(scheme) == 1 and sys.platform == "win32")  # C:\\wheels
+    if not is_path and scheme not in _SCHEMES:
+        raise IndexConfigError(
+            f"{where}: {text!r:.120} is a {scheme}: URL; gpuenv reads indexes and find-links"
+            " locations over http, https or file:// only"
+        )
+    if scheme in ("http", "https") and not parts.netloc:
+        raise IndexConfigError(f"{where}: {text!r:.120} names no host")
+    path = text if is_path else unquote(parts.path)
+    if ".." in re.split(r"[/\\]", path):
+        raise IndexConfigError(
+            f"{where}: {text!r:.120} has a '..' segment; write the location it means"
+        )
+    if is_path:
+        if not Path(text).is_absolute():
+            raise IndexConfigError(
+                f"{where}: {text!r:.120} is a relative path; gpuenv cannot tell what it is"
+                " relative to: write an absolute path or a URL"
+            )
+        return Path(text).as_uri()
+    return text
 
 
 def _usable(location: str) -> bool:

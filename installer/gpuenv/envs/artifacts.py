@@ -40,7 +40,7 @@ from urllib.parse import unquote, urldefrag, urlsplit
 
 from gpuenv.cache import tag_cache
 from gpuenv.envs.errors import HashMismatchError, InstallError
-from gpuenv.indexes import IndexConfig, default_index_url
+from gpuenv.indexes import IndexConfig, default_index_url, uv_sources
 from gpuenv.lock.lockfile import PORTABLE_PREFIX, LockedEnvironment
 from gpuenv.safe_paths import UnsafePathError, inside, is_sha256, plain_name
 from gpuenv.simple_index import project_files
@@ -379,25 +379,34 @@ def _disk_advice(path: Path, exc: OSError) -> str:
 
 
 class _PortableResolver:
-    """index:///<project>/<file> -> that file's URL on the user's configured indexes."""
+    """index:///<project>/<file> -> that file's URL on the user's configured indexes.
+
+    Where the user configured them: pip's settings (or the caller's IndexConfig) and uv's own
+    (its variables and uv.toml, read only once a portable entry needs them), so a mirror set up
+    for either tool is found. Any index may serve the file: uv checks it against the lockfile's
+    sha256.
+    """
 
     def __init__(self, indexes: IndexConfig) -> None:
         self.indexes = indexes
         self._pages: dict[tuple[str, str], dict[str, str]] = {}
+        self._where: Optional[tuple[list[str], list[str]]] = None
 
     def url(self, art: Artifact) -> str:
         if not art.url.startswith(PORTABLE_PREFIX):
+            if art.kind == "pip" and art.url.startswith("file://"):
+                _local_wheel(art)
             return art.url
         project = art.url[len(PORTABLE_PREFIX) :].split("/", 1)[0]
-        for link in self.indexes.find_links:
-            folder = Path(link[len("file://") :] if link.startswith("file://") else link)
-            if (folder / art.filename).is_file():
-                return (folder / art.filename).as_uri()
+        indexes, links = self._locations()
+        for link in links:
+            if urlsplit(link).scheme != "file":
+                continue  # a find-links page: its files are on an index too, or not portable
+            candidate = _file_url_path(link) / art.filename
+            if candidate.is_file():
+                return candidate.as_uri()
         tried = []
-        for index in (
-            self.indexes.index_url or default_index_url(),
-            *self.indexes.extra_index_urls,
-        ):
+        for index in indexes:
             key = (index, project)
             if key not in self._pages:
                 try:
@@ -413,4 +422,31 @@ class _PortableResolver:
         raise InstallError(
             f"{art.filename} (from a portable lockfile) is on none of the configured indexes:"
             f" {', '.join(tried)}"
+        )
+
+    def _locations(self) -> tuple[list[str], list[str]]:
+        """The indexes, in order, and the find-links locations to look in (as URLs)."""
+        if self._where is None:
+            uv = uv_sources()
+            config = self.indexes
+            indexes = [*config.all_indexes(), *uv.indexes]
+            if not config.index_url:
+                indexes.append(uv.default_index or default_index_url())
+            links = [
+                link if "://" in link else Path(os.path.abspath(link)).as_uri()
+                for link in config.find_links
+            ]
+            self._where = list(dict.fromkeys(indexes)), [*links, *uv.find_links]
+        return self._where
+
+
+def _local_wheel(art: Artifact) -> None:
+    """A wheel the lockfile names by a local path (locked from a find-links folder or a local
+    index: see gpuenv.not_portable in the lockfile) must be there on this machine too."""
+    path = _file_url_path(art.url)
+    if not os.path.lexists(path):
+        raise InstallError(
+            f"cannot read {path}: no such file here. The lockfile names {art.filename} by a"
+            " path on the machine that locked it; copy the wheel there (the lockfile's sha256"
+            " is checked), or lock again from an index that publishes it."
         )

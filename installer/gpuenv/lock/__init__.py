@@ -21,6 +21,7 @@ from gpuenv.lock.errors import LockError
 from gpuenv.lock.header import conda_lock_header, pylock_header
 from gpuenv.lock.lockfile import PORTABLE_PREFIX, LockInputs, build_lockfile, write_lockfile
 from gpuenv.lock.names import PYLOCK, check_output
+from gpuenv.lock.portability import configured_sources, not_portable, not_portable_notes
 from gpuenv.lock.pypi import compile_pip
 from gpuenv.resolve.plan import Plan
 
@@ -94,12 +95,17 @@ def lock_plan(plan: Plan, options: LockOptions, ideal: Optional[Plan] = None) ->
             " and uv and pip need it. Lock without --portable (the URLs of your index), or"
             " write a portable conda-lock file (--format conda-lock)."
         )
+    # gpuenv reads the user's index configuration itself to tell which wheels an index
+    # publishes: a location it cannot read is refused now, before uv runs
+    sources = configured_sources(indexes) if options.portable else None
     # conda-lock's models (0.1-0.2 s of imports) load while uv and rattler work in child processes
     models = _load_in_background(conda_lock_api.load) if options.format != "pylock" else None
     pip_lock = compile_pip(plan, indexes=indexes, exclude_newer=inputs.exclude_newer)
     pip = pip_lock.artifacts
     conda = solve_conda(plan, channels=options.channels)
     fallback = plan_changes(ideal, plan) if ideal else []
+    # wheels no index publishes keep their own URL in a portable lockfile, and the lock says so
+    local = not_portable(pip, sources) if sources is not None else {}
     if options.format == PYLOCK:
         from gpuenv.lock.pylock_export import render_pylock, write_pylock
 
@@ -119,7 +125,7 @@ def lock_plan(plan: Plan, options: LockOptions, ideal: Optional[Plan] = None) ->
     else:
         if models is not None:
             models.join()
-        lockfile = build_lockfile(inputs, pip, conda, intent, fallback)
+        lockfile = build_lockfile(inputs, pip, conda, intent, fallback, local)
         portable = sum(
             1 for p in lockfile.package if p.manager == "pip" and p.url.startswith(PORTABLE_PREFIX)
         )
@@ -130,6 +136,7 @@ def lock_plan(plan: Plan, options: LockOptions, ideal: Optional[Plan] = None) ->
             conda=len(conda),
             pip=len(pip),
             portable_pip=portable,
+            not_portable=tuple(sorted(local)),
         )
         write_lockfile(lockfile, options.output, header)
     return LockResult(
@@ -139,7 +146,7 @@ def lock_plan(plan: Plan, options: LockOptions, ideal: Optional[Plan] = None) ->
         pip_count=len(pip),
         conda_count=len(conda),
         exclude_newer=inputs.exclude_newer if pip_lock.cutoff_applied else None,
-        notes=indexes.notes + pip_lock.notes,
+        notes=indexes.notes + pip_lock.notes + tuple(not_portable_notes(pip, local)),
     )
 
 

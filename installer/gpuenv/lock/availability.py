@@ -18,7 +18,7 @@ from urllib.parse import unquote
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
-from gpuenv.indexes import IndexConfig, default_index_url
+from gpuenv.indexes import IndexConfig, IndexConfigError, UvSources, default_index_url, uv_sources
 from gpuenv.lock.probe_cache import cached_filenames
 from gpuenv.machine import Machine
 from gpuenv.recipes import KnowledgeBase
@@ -76,6 +76,16 @@ class _Found:
             )
 
 
+def _uv_sources(notes: dict[str, str]) -> UvSources:
+    """uv's own indexes and find-links. One gpuenv cannot read is left unprobed, like an
+    unreachable index (uv reads its configuration itself; a portable lock refuses it)."""
+    try:
+        return uv_sources()
+    except IndexConfigError as exc:
+        notes["uv configuration"] = str(exc)
+        return UvSources()
+
+
 def _python_of(interpreter: str) -> str:
     """cp311 -> 3.11; py3 and anything else -> * (any Python)."""
     if interpreter.startswith("cp") and len(interpreter) > 3:
@@ -88,17 +98,19 @@ def gather(
 ) -> Availability:
     frameworks = list(frameworks)
     packages = framework_packages(kb, frameworks, platform)
+    unreachable: dict[str, str] = {}
+    uv = _uv_sources(unreachable)  # a mirror set up for uv only (UV_INDEX, uv.toml) counts too
     if config.no_index:  # pip's no-index: find-links folders only
         user_indexes: list[str] = []
     else:
         user_indexes = [config.index_url or default_index_url(), *config.extra_index_urls]
+        user_indexes = list(dict.fromkeys([*uv.indexes, *user_indexes]))
     jobs = [
         (pkg, idx)
         for pkg, extra in sorted(packages.items())
         for idx in [*user_indexes, *sorted(extra)]
     ]
     found = {pkg: _Found() for pkg in packages}
-    unreachable: dict[str, str] = {}
 
     def probe(job: tuple[str, str]) -> tuple[str, str, list[str] | Exception]:
         pkg, index = job
@@ -116,8 +128,8 @@ def gather(
                     )
                 continue
             found[pkg].add(result, platform, index)
-    for link in config.find_links:
-        folder = link[len("file://") :] if link.startswith("file://") else link
+    for link in [*config.find_links, *uv.find_links]:
+        folder = unquote(link[len("file://") :]) if link.startswith("file://") else link
         if os.path.isdir(folder):
             files = os.listdir(folder)
             for pkg in packages:

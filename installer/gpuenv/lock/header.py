@@ -33,8 +33,16 @@ def _comment(lines: list[str]) -> str:
 
 
 def conda_lock_header(
-    path: Path, plan: Plan, command: Optional[str], *, conda: int, pip: int, portable_pip: int
+    path: Path,
+    plan: Plan,
+    command: Optional[str],
+    *,
+    conda: int,
+    pip: int,
+    portable_pip: int,
+    not_portable: tuple[str, ...] = (),
 ) -> str:
+    """`not_portable`: the projects a portable lock names by a local path (no index has them)."""
     name = Path(path).name
     if portable_pip:
         others = [
@@ -54,6 +62,11 @@ def conda_lock_header(
             "-n ENV -f FILE` are meant to install such files; gpuenv has not tried them (no conda",
             "where it is tested), and they do not verify the GPU afterwards.",
         ]
+    if not_portable:  # local files no index has: gpuenv.not_portable says where and why
+        others.append(
+            f"Not portable: {', '.join(not_portable)}, named by a path on the machine that locked"
+            " it (see gpuenv.not_portable below)."
+        )
     return _comment(
         [
             f"gpuenv lockfile (conda-lock v1 format): {_stack(plan)}.",

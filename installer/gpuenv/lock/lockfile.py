@@ -105,8 +105,13 @@ def build_lockfile(
     conda: list[CondaArtifact],
     intent_hash: Optional[str] = None,
     fallback: Optional[list[str]] = None,
+    not_portable: Optional[dict[str, str]] = None,
 ) -> Any:
-    """The conda-lock Lockfile object (conda-lock is imported here only: it is heavy)."""
+    """The conda-lock Lockfile object (conda-lock is imported here only: it is heavy).
+
+    `not_portable`: project -> why, for wheels of a portable lock that no index publishes
+    (gpuenv.lock.portability); they keep their own URL, and the metadata says why.
+    """
     cl = conda_lock_api.load()
     HashModel, LockedDependency, Lockfile, LockMeta = (
         cl.HashModel,
@@ -150,7 +155,12 @@ def build_lockfile(
             sort_keys=True,
         )
     for wheel in pip:
-        url = portable_url(wheel) if inputs.portable and wheel.index is None else wheel.url
+        local = inputs.portable and wheel.name in (not_portable or {})
+        url = (
+            portable_url(wheel)
+            if inputs.portable and wheel.index is None and not local
+            else wheel.url
+        )
         packages.append(
             LockedDependency(
                 name=wheel.name,
@@ -176,6 +186,10 @@ def build_lockfile(
     }
     if fallback:
         custom[f"{_META}fallback"] = "; ".join(fallback)
+    if inputs.portable and not_portable:
+        custom[f"{_META}not_portable"] = "; ".join(
+            f"{name}: {why}" for name, why in sorted(not_portable.items())
+        )
     if inputs.machine_class:
         custom[f"{_META}machine_class"] = inputs.machine_class
     metadata = LockMeta(
