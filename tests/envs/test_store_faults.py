@@ -187,3 +187,20 @@ def test_a_read_only_store_during_removal_is_one_message(
     assert f"could not remove {version}" in err and "gpuenv envs clean" in err
     assert version.is_dir()  # now a leftover, which clean removes once the store is writable
     assert gpuenv("envs", "clean").returncode == 0 and not version.exists()
+
+
+def test_a_no_op_install_removes_leftovers_unless_an_install_runs(
+    install_repos: InstallRepos, old_and_new: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    old_version = EnvLocation.named("lab").current()
+    with monkeypatch.context() as patched:  # a kill right after the swap: the old version stays
+        patched.setattr(fs, "remove_tree_quietly", lambda *_a: None)
+        install_here(install_repos, old_and_new[1])
+    assert old_version is not None and old_version.is_dir()
+    with exclusive(EnvLocation.named("lab").lock_path):  # an install of lab is running
+        busy = gpuenv("install", str(old_and_new[1]), "--name", "lab")
+    assert busy.returncode == 0 and "nothing to do" in busy.stdout and old_version.is_dir()
+    again = gpuenv("install", str(old_and_new[1]), "--name", "lab")  # the same lockfile: a no-op
+    assert again.returncode == 0 and "nothing to do" in again.stdout
+    live = EnvLocation.named("lab").current()
+    assert live is not None and not old_version.exists() and version_folders() == [live.name]

@@ -45,7 +45,13 @@ def install_command(
     from gpuenv.cache import cache_dir
     from gpuenv.envs.artifacts import artifacts_of, gather
     from gpuenv.envs.python_check import check_python_available
-    from gpuenv.envs.transaction import check_location, check_platform, install, up_to_date
+    from gpuenv.envs.transaction import (
+        check_location,
+        check_platform,
+        install,
+        tidy_leftovers,
+        up_to_date,
+    )
     from gpuenv.indexes import user_index_config
     from gpuenv.lock.load import load_locked
     from gpuenv.lock.pypi import find_uv
@@ -57,6 +63,7 @@ def install_command(
     check_location(where)  # before anything is downloaded or a folder made
     raw = read_lockfile_bytes(lockfile)  # bounded: a pipe or /dev/zero is refused, not read
     if up_to_date(hashlib.sha256(raw).hexdigest(), where):
+        tidy_leftovers(where)
         if as_json:  # stdout holds only the JSON document
             json_output.emit_result(
                 click.get_current_context(), **_unchanged_json(where, prefix, lockfile, raw)

@@ -145,7 +145,7 @@ def run_setup(
     # only what the no-op check needs; the rest is imported once there is work to do
     from gpuenv.detect import detect_machine
     from gpuenv.envs.store import EnvLocation, interpreter
-    from gpuenv.envs.transaction import up_to_date
+    from gpuenv.envs.transaction import tidy_leftovers, up_to_date
     from gpuenv.indexes import user_index_config
     from gpuenv.lab import discover_lab
     from gpuenv.recipes import load_knowledge_base
@@ -185,6 +185,7 @@ def run_setup(
         and state.get("verified")
         and up_to_date(state.get("lockfile_sha256", ""), location)
     ):
+        tidy_leftovers(location)
         _finish(as_json, "unchanged", name, state, location.link)
         return
 

@@ -131,6 +131,23 @@ def _waiting_notice(
     return notice
 
 
+def tidy_leftovers(location: EnvLocation, say: Say = lambda _: None) -> None:
+    """On a no-op: remove version folders a killed install left (after its swap, before it
+    deleted the version it replaced), unless an install of this environment is running now.
+    Costs one folder listing when there is nothing to remove."""
+    if not leftovers_of(location):
+        return
+    from gpuenv.envs.errors import LockTimeout
+
+    try:
+        with exclusive(location.lock_path, timeout=0, what=location.name):
+            _remove_leftovers(location, say)
+    except LockTimeout:
+        return  # that install removes them itself
+    except OSError as exc:
+        raise fs.disk_error(exc, str(location.root)) from exc
+
+
 def _remove_leftovers(location: EnvLocation, say: Say) -> None:
     """Version folders of this environment no link points at: killed builds, replaced versions.
     Holding the lock, no other install is building one of them."""
