@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from pathlib import Path
+from typing import Optional
 
 from gpuenv.envs.errors import InstallError
 from gpuenv.lock.lockfile import LockedEnvironment
@@ -21,21 +23,30 @@ class PythonUnavailable(InstallError):
     """The lockfile's Python is neither here nor downloadable: exit 1, with the fix."""
 
 
-def check_python_available(locked: LockedEnvironment, *, uv: str, offline: bool = False) -> None:
-    """Return quietly if the environment's interpreter can be had; else raise with the fix."""
+def check_python_available(
+    locked: LockedEnvironment, *, uv: str, offline: bool = False
+) -> Optional[Path]:
+    """The interpreter a venv of this lockfile is built on, when this machine has it (pass it
+    to the install: `uv venv` then skips looking for it again, most of its time); None when the
+    conda packages bring their own or uv will download it. Raises, with the fix, when the
+    interpreter can be had neither way."""
     if locked.conda:
         if any(record.get("name") == "python" for record in locked.conda):
-            return  # the conda packages install it
+            return None  # the conda packages install it
         raise PythonUnavailable(
             f"{locked.path} has conda packages but no python among them, so its environment"
             " would have no interpreter. Lock it again (`gpuenv lock`)."
         )
     version = locked.python
-    if _uv_finds(uv, version):
-        return
+    found = _uv_finds(uv, version)
+    if found is not None:
+        # uv's answer is used only as the absolute path of an existing file; anything else
+        # still means "found", and `uv venv` looks for the version itself, as it always did
+        path = Path(found)
+        return path if path.is_absolute() and path.is_file() else None
     why = _why_no_download(offline) or _no_download_for(uv, version)
     if why is None:
-        return  # `uv venv` will download it
+        return None  # `uv venv` will download it
     raise PythonUnavailable(
         f"{locked.path} needs Python {version}, which this machine does not have, and {why}."
         f" Nothing was downloaded. Fix: install Python {version} (`uv python install {version}`"
@@ -44,10 +55,13 @@ def check_python_available(locked: LockedEnvironment, *, uv: str, offline: bool 
     )
 
 
-def _uv_finds(uv: str, version: str) -> bool:
+def _uv_finds(uv: str, version: str) -> Optional[str]:
+    """What `uv python find` prints for the version; None when it finds nothing."""
     # --system: the interpreter `uv venv` would build on, never a virtual environment's
     done = _query([uv, "python", "find", "--system", "--no-project", version])
-    return done is not None and done.returncode == 0 and bool(done.stdout.strip())
+    if done is None or done.returncode != 0 or not done.stdout.strip():
+        return None
+    return done.stdout.strip()
 
 
 def _why_no_download(offline: bool) -> str | None:
