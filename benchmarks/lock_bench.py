@@ -35,9 +35,7 @@ from gpuenv.lock.pypi import find_uv
 from gpuenv.lock.targets import uv_python_platform
 
 
-def rows(
-    work: Path, index: Optional[str], rounds: int, python: str = PY
-) -> list[Row]:
+def rows(work: Path, index: Optional[str], rounds: int, python: str = PY) -> list[Row]:
     """index None: the default index of uv and pip (the network), as a user without any index
     settings locks; an empty list when it cannot be reached."""
     work.mkdir(parents=True, exist_ok=True)
