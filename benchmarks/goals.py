@@ -1,6 +1,7 @@
 """Every goal of the speed issue, measured in one run: gpuenv against what a user would run.
 
     .venv/bin/python benchmarks/goals.py [--quick] [--index URL] [--torch-wheel FILE]
+                                         [--default-index] [--before DIR]
 
 --quick: 2 rounds of each, stand-in packages, no network, no bytecode step: CI runs it so the
 benchmarks cannot rot. Without it: 20 rounds of the quick commands, 10 of lock, 5 of install and setup.
@@ -54,6 +55,11 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--index", help="lock and install from this index (default: stand-ins)")
     parser.add_argument("--torch-wheel", type=Path, help="setup torch from this CPU wheel")
+    parser.add_argument(
+        "--default-index",
+        action="store_true",
+        help="also lock from the default index over the network (skipped if unreachable)",
+    )
     parser.add_argument("--rounds", type=int, help="rounds of every row (default: per row)")
     parser.add_argument(
         "--before",
@@ -77,10 +83,11 @@ def main() -> None:
         index = None if quick else args.index
         stack = make_stack(work / "stack", index, None if quick else args.torch_wheel, PY)
         jax_index = stack.index if stack.framework == "jax" else (index or stack.index)
-        (work / "lock").mkdir()
         (work / "install").mkdir()
         rows = cli_bench.rows(rounds(20))
         rows += lock_bench.rows(work / "lock", jax_index, rounds(10))
+        if args.default_index and not quick:
+            rows += lock_bench.rows(work / "lock-default", None, rounds(10))
         rows += install_bench.rows(work / "install", stack, rounds(5))
     print(describe())
     print()

@@ -1,6 +1,7 @@
 """`gpuenv lock` against the `uv pip compile` a user would run for the same pins.
 
     .venv/bin/python benchmarks/lock_bench.py [--quick] [--rounds N] [--index URL]
+                                              [--default-index]
 
 gpuenv: `gpuenv lock jax --no-gpu --os linux --python 3.11 --exclude-newer none -o FILE`, with
 the index probe (the default), warm caches (uv's and gpuenv's, filled by an untimed run first).
@@ -11,15 +12,21 @@ for the same Python and platform, writing pylock.toml with its hashes, from the 
 would run uv twice (once with the cut-off, once without, and say so); against an index that
 publishes them, the cut-off costs uv nothing measurable. Both sides get the index the same way a
 user sets it: PIP_INDEX_URL for gpuenv (read from pip's settings), --default-index for uv.
+
+`--default-index` adds the comparison a user meets: both sides with no index settings at all,
+so both read uv's and pip's default index over the network (warm caches; uv revalidates what
+the index allows it to). Skipped, with a line on stderr, when that index cannot be reached.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
+from typing import Optional
 
 from _common import GPUENV, Row, clean_env, output, paired, print_table, run
 from _standins import PY, standin_index
@@ -28,12 +35,16 @@ from gpuenv.lock.pypi import find_uv
 from gpuenv.lock.targets import uv_python_platform
 
 
-def rows(work: Path, index: str, rounds: int, python: str = PY) -> list[Row]:
+def rows(work: Path, index: Optional[str], rounds: int, python: str = PY) -> list[Row]:
+    """index None: the default index of uv and pip (the network), as a user without any index
+    settings locks; an empty list when it cannot be reached."""
+    work.mkdir(parents=True, exist_ok=True)
     env = clean_env(
-        PIP_INDEX_URL=index,
         UV_CACHE_DIR=str(work / "uv-cache"),
         GPUENV_CACHE_DIR=str(work / "gpuenv-cache"),
     )
+    if index is not None:
+        env["PIP_INDEX_URL"] = index
     flags = ["jax", "--no-gpu", "--os", "linux", "--arch", "x86_64", "--python", python]
     plan = json.loads(output([*GPUENV, "resolve", *flags, "--json"], env))
     if any(p["index"] for p in plan["pip"]):
@@ -59,15 +70,18 @@ def rows(work: Path, index: str, rounds: int, python: str = PY) -> list[Row]:
         python,
         "--python-platform",
         uv_python_platform(plan["platform"], plan.get("glibc")),
-        "--default-index",
-        index,
+        *(["--default-index", index] if index is not None else []),
         "--quiet",
     ]
     lock = [*GPUENV, "lock", *flags, "--exclude-newer", "none", "-o", str(work / "jax.lock.yml")]
+    if index is None and subprocess.run(uv, env=env, capture_output=True).returncode != 0:
+        print("  lock from the default index: not reachable, skipped", file=sys.stderr)
+        return []
     run(lock, env)  # warm both caches
     run(uv, env)
+    where = "local index" if index is not None else "default index (network)"
     row = Row(
-        "lock jax --no-gpu (warm)",
+        f"lock jax --no-gpu (warm), {where}",
         " ".join(["gpuenv", *lock[3:]]),
         "`uv pip compile` (pylock, hashes)",
         goal_ratio=1.2,
@@ -80,11 +94,20 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="2 rounds, stand-in index")
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--index", help="lock from this index (default: stand-ins built here)")
+    parser.add_argument(
+        "--default-index",
+        action="store_true",
+        help="also lock from uv's and pip's default index (the network; skipped if unreachable)",
+    )
     args = parser.parse_args()
+    rounds = 2 if args.quick else args.rounds
     with tempfile.TemporaryDirectory(prefix="gpuenv-lock-bench-") as tmp:
         work = Path(tmp)
         index = args.index if args.index and not args.quick else standin_index(work, PY)
-        print_table(rows(work, index, 2 if args.quick else args.rounds))
+        found = rows(work / "local", index, rounds)
+        if args.default_index and not args.quick:
+            found += rows(work / "default", None, rounds)
+        print_table(found)
 
 
 if __name__ == "__main__":

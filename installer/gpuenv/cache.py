@@ -12,10 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import pickle
-import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 from typing import Any, Optional
 
@@ -51,6 +48,7 @@ def read_pickle(kind: str, key: str) -> Optional[Any]:
 
 
 def write_pickle(kind: str, key: str, value: Any) -> None:
+    import tempfile  # not on the read path, which every resolve takes
 
     folder = cache_dir() / kind
     try:
@@ -116,6 +114,8 @@ def clean_cache(dry_run: bool = False) -> int:
             f"{root} has no {TAG_NAME}, so it may not be gpuenv's cache: nothing was removed."
             f" Check {CACHE_ENV}; delete the folder by hand if it really is the cache."
         )
+    import shutil
+
     freed = 0
     for entry in root.iterdir():
         if entry.name == TAG_NAME:
@@ -158,6 +158,8 @@ def uv_cache(uv: str) -> tuple[Optional[Path], Optional[int]]:
 
 
 def _ask_uv(cmd: list[str]) -> Optional[str]:
+    import subprocess
+
     try:
         done = subprocess.run(
             cmd, capture_output=True, text=True, timeout=UV_QUERY_TIMEOUT, check=False

@@ -18,8 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, Optional
 
-from packaging.requirements import InvalidRequirement, Requirement
-
 from gpuenv.describe import OS_CHOICES
 from gpuenv.machine import (
     MachineError,
@@ -240,6 +238,9 @@ def _cc_range(text: str, where: str) -> tuple[str, str]:
 
 
 def _check_package(text: str, where: str) -> None:
+    # packaging's requirement parser costs ~8 ms of imports: only labs with packages pay it
+    from packaging.requirements import InvalidRequirement, Requirement
+
     try:
         req = Requirement(text)
     except InvalidRequirement as exc:

@@ -3,9 +3,6 @@ requirements are frameworks the resolver plans, which are extra packages locked 
 
 from __future__ import annotations
 
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import canonicalize_name
-
 from gpuenv.resolve.requirements import RequirementError, is_framework_name
 
 
@@ -21,6 +18,8 @@ def split_requirements(texts: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[s
 def check_package(text: str) -> str:
     """An extra package as a plain `name[extras] specifier`; anything that could point the lock
     at arbitrary code (a URL, a path) or that gpuenv would silently ignore (a marker) is refused."""
+    from packaging.requirements import InvalidRequirement, Requirement  # see merge_packages
+
     try:
         req = Requirement(text)
     except InvalidRequirement as exc:
@@ -40,6 +39,13 @@ def check_package(text: str) -> str:
 def merge_packages(*groups: tuple[str, ...]) -> tuple[str, ...]:
     """Packages from several places (a lab file, an earlier setup, this command), one entry per
     project: a later group's requirement for a project replaces an earlier one's."""
+    if not any(groups):
+        return ()
+    # packaging's requirement parser costs ~8 ms of imports (tokenizer, markers, tags): only
+    # runs with extra packages pay it, not a `setup` no-op without any
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
     merged: dict[str, str] = {}
     for group in groups:
         for text in group:

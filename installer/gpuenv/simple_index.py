@@ -4,6 +4,7 @@ and find-links pages: which files a project has, and where each one is."""
 from __future__ import annotations
 
 import re
+import socket
 import time
 from pathlib import Path
 from typing import Any, Optional
@@ -51,20 +52,35 @@ def project_files(index_url: str, project: str, timeout: float = 30.0) -> dict[s
 
 def _get(url: str, headers: dict[str, str], timeout: float) -> Any:
     """A GET retried with backoff on what is usually transient: a dropped connection, a
-    timeout, a 5xx. The last failure is raised (or the last 5xx returned) for the caller."""
+    timeout, a 5xx. The last failure is raised (or the last 5xx returned) for the caller.
+    A host name that does not exist is not retried: the answer will not change within
+    seconds, and every lock that probes an index offline would wait out the backoff."""
     import requests  # only look-ups that go online need it
 
     for attempt in range(1, ATTEMPTS + 1):
         try:
             response = requests.get(url, headers=headers, timeout=timeout)
-        except (requests.ConnectionError, requests.Timeout):
-            if attempt == ATTEMPTS:
+        except (requests.ConnectionError, requests.Timeout) as exc:
+            if attempt == ATTEMPTS or _unknown_host(exc):
                 raise
         else:
             if response.status_code < 500 or attempt == ATTEMPTS:
                 return response
         time.sleep(BACKOFF_S * 2 ** (attempt - 1))
     raise AssertionError("unreachable")
+
+
+def _unknown_host(exc: BaseException) -> bool:
+    """The name resolver's definite "no such host" somewhere in the chain of causes (requests
+    wraps urllib3's error, which wraps the resolver's); a temporary resolver failure is not."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        if isinstance(cause, socket.gaierror):
+            return cause.errno == socket.EAI_NONAME
+        cause = cause.__cause__ or cause.__context__
+    return False
 
 
 def _links(html: str, base: str) -> dict[str, str]:

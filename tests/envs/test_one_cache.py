@@ -354,11 +354,30 @@ def test_a_python_uv_finds_is_enough_even_offline(py39: Any, tmp_path: Path) -> 
 
 
 @posix_only
+def test_the_python_uv_finds_is_the_one_the_venv_is_built_on(py39: Any, tmp_path: Path) -> None:
+    """`uv venv` is handed the interpreter the check found, so it does not look again."""
+    uv = _fake_uv(tmp_path, find=sys.executable, downloads=[])
+    assert check_python_available(py39, uv=uv, offline=True) == Path(sys.executable)
+
+
+@posix_only
+@pytest.mark.parametrize("answer", ["python3.9", "/nowhere/bin/python3.9", "/"])
+def test_a_found_python_that_is_no_file_is_not_passed_on(
+    answer: str, py39: Any, tmp_path: Path
+) -> None:
+    """A relative path, a missing file or a folder from `uv python find` still means "found"
+    (as before), but `uv venv` is left to look for the version itself."""
+    uv = _fake_uv(tmp_path, find=answer, downloads=[])
+    assert check_python_available(py39, uv=uv, offline=True) is None
+
+
+@posix_only
 def test_a_python_uv_can_download_is_enough(
     py39: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("UV_PYTHON_DOWNLOADS")
-    check_python_available(py39, uv=_fake_uv(tmp_path, find="", downloads=[CPYTHON]))
+    uv = _fake_uv(tmp_path, find="", downloads=[CPYTHON])
+    assert check_python_available(py39, uv=uv) is None  # `uv venv` downloads it
 
 
 @posix_only
@@ -412,6 +431,37 @@ def test_a_conda_lockfile_brings_its_python_or_is_refused(
         check_python_available(without, uv=str(tmp_path / "no-uv-needed"))
 
 
+@posix_only
+def test_install_builds_the_venv_on_the_python_the_check_found(
+    install_repos: InstallRepos,
+    tmp_path: Path,
+    uv_cache: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """uv looks for the lockfile's Python once (the fail-fast check), not twice: `uv venv` is
+    given the interpreter it found (looking again cost `uv venv` most of its time)."""
+    import gpuenv.lock.pypi as pypi_module
+
+    real_uv = pypi_module.find_uv()
+    calls = tmp_path / "calls"
+    wrapper = tmp_path / "uv"
+    wrapper.write_text(f'#!/bin/sh\necho "$@" >> "{calls}"\nexec "{real_uv}" "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setattr(pypi_module, "find_uv", lambda: str(wrapper))
+    lockfile = wheel_lock(install_repos, tmp_path / "a.lock.yml")
+    with pytest.raises(SystemExit) as exited:
+        main(["install", str(lockfile), "--name", "lab", "--no-smoke-test", "-q"])
+    assert exited.value.code == 0, capsys.readouterr().err
+    lines = calls.read_text().splitlines()
+    finds = [line for line in lines if line.startswith("python find")]
+    venvs = [line.split() for line in lines if line.startswith("venv ")]
+    assert len(finds) == 1 and len(venvs) == 1
+    found = Path(venvs[0][venvs[0].index("--python") + 1])
+    assert found.is_absolute() and found.is_file()  # a path, not the version to look for
+    assert jax_version("lab") == "0.4.30"
+
+
 def test_setup_checks_the_python_before_it_gathers_anything(
     install_repos: InstallRepos,
     tmp_path: Path,
@@ -437,7 +487,8 @@ def test_setup_checks_the_python_before_it_gathers_anything(
     monkeypatch.setattr(lock_module, "lock_plan", lock_plan)
     monkeypatch.setattr(indexes_module, "user_index_config", lambda: install_repos.indexes)
     monkeypatch.setattr(artifacts_module, "gather", lambda *a, **kw: gathered.append(a))
-    monkeypatch.setattr(python_check, "interpreter_for", lambda version, uv: None)  # not here
+    monkeypatch.setattr(python_check, "_uv_finds", lambda uv, version: None)  # not here
+    monkeypatch.setattr(python_check, "_discovered", lambda version: None)  # nor elsewhere
     monkeypatch.setenv("UV_PYTHON_DOWNLOADS", "never")  # and not downloadable
     with pytest.raises(SystemExit) as exited:
         main(["setup", "-q"])

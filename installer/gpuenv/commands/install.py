@@ -74,7 +74,7 @@ def install_command(
     locked = load_locked(lockfile, raw)
     check_platform(locked)
     uv = find_uv()
-    check_python_available(locked, uv=uv, offline=offline)  # before anything is downloaded
+    base_python = check_python_available(locked, uv=uv, offline=offline)  # before any download
     report = Reporter(quiet=quiet)
     files = gather(
         artifacts_of(locked),
@@ -93,6 +93,7 @@ def install_command(
         say=report.say,
         lock_timeout=lock_timeout,
         notice=lambda line: click.echo(line, err=True),  # even with -q: never wait silently
+        base_python=base_python,
     )
     if as_json:
         json_output.emit_result(

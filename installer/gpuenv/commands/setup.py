@@ -247,7 +247,8 @@ def run_setup(
                 LockOptions(output=pending, portable=lab is not None, indexes=indexes),
             )
         locked = replace(read_lockfile(pending or chosen.lockfile), path=chosen.lockfile)
-        check_python_available(locked, uv=find_uv())  # fail fast: before anything is downloaded
+        # fail fast: before anything is downloaded
+        base_python = check_python_available(locked, uv=find_uv())
         files = gather(
             artifacts_of(locked), cache=cache_dir(), indexes=indexes, progress=report.progress
         )
@@ -262,7 +263,13 @@ def run_setup(
             return import_failures(verdicts[-1])
 
         result = install(
-            locked, location, files, uv=find_uv(), say=report.say, check=verify_before_swap
+            locked,
+            location,
+            files,
+            uv=find_uv(),
+            say=report.say,
+            check=verify_before_swap,
+            base_python=base_python,
         )
         if pending is not None:
             promote_lockfile(pending, chosen.lockfile)

@@ -24,13 +24,12 @@ UV_TIMEOUT = 1800.0
 FRAMEWORK_MODULES = {"torch": "torch", "tensorflow": "tensorflow", "jax": "jax"}
 
 
-def create_venv(env_dir: Path, python: str, uv: str) -> Path:
-    """A venv on a Python of the lockfile's version (X.Y): one present (uv may not search where
-    it lives, such as pyenv's versions), else one uv manages or downloads."""
-    from gpuenv.envs.python_check import interpreter_for
-
-    chosen = interpreter_for(python, uv=uv) or python
-    done = _run([uv, "venv", str(env_dir), "--python", chosen, "--no-project", "--quiet"])
+def create_venv(env_dir: Path, python: str, uv: str, base: Optional[Path] = None) -> Path:
+    """A venv on a Python of the lockfile's version: `base` (the interpreter
+    check_python_available found), or the one uv finds or downloads for the version."""
+    done = _run(
+        [uv, "venv", str(env_dir), "--python", str(base or python), "--no-project", "--quiet"]
+    )
     if done.returncode != 0:
         raise InstallError(
             f"could not create a Python {python} environment: {_tail(done.stderr)}\n"

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from pathlib import Path
+from typing import Optional
 
 from gpuenv.envs.errors import InstallError
 from gpuenv.lock.lockfile import LockedEnvironment
@@ -21,21 +23,33 @@ class PythonUnavailable(InstallError):
     """The lockfile's Python is neither here nor downloadable: exit 1, with the fix."""
 
 
-def check_python_available(locked: LockedEnvironment, *, uv: str, offline: bool = False) -> None:
-    """Return quietly if the environment's interpreter can be had; else raise with the fix."""
+def check_python_available(
+    locked: LockedEnvironment, *, uv: str, offline: bool = False
+) -> Optional[Path]:
+    """The interpreter a venv of this lockfile is built on, when this machine has it (pass it
+    to the install: `uv venv` then skips looking for it again, most of its time); None when the
+    conda packages bring their own or uv will download it. Raises, with the fix, when the
+    interpreter can be had neither way."""
     if locked.conda:
         if any(record.get("name") == "python" for record in locked.conda):
-            return  # the conda packages install it
+            return None  # the conda packages install it
         raise PythonUnavailable(
             f"{locked.path} has conda packages but no python among them, so its environment"
             " would have no interpreter. Lock it again (`gpuenv lock`)."
         )
     version = locked.python
-    if interpreter_for(version, uv=uv):
-        return
+    found = _uv_finds(uv, version)
+    if found is not None:
+        # uv's answer is used only as the absolute path of an existing file; anything else
+        # still means "found", and `uv venv` looks for the version itself, as it always did
+        path = Path(found)
+        return path if path.is_absolute() and path.is_file() else None
+    discovered = _discovered(version)
+    if discovered is not None:  # present where uv does not look (pyenv's versions, ...)
+        return discovered
     why = _why_no_download(offline) or _no_download_for(uv, version)
     if why is None:
-        return  # `uv venv` will download it
+        return None  # `uv venv` will download it
     raise PythonUnavailable(
         f"{locked.path} needs Python {version}, which this machine does not have, and {why}."
         f" Nothing was downloaded. Fix: install Python {version} (`uv python install {version}`"
@@ -44,21 +58,18 @@ def check_python_available(locked: LockedEnvironment, *, uv: str, offline: bool 
     )
 
 
-def interpreter_for(version: str, *, uv: str) -> str | None:
-    """A Python `version` (X.Y) interpreter on this machine: the one uv finds, else one gpuenv's
-    own discovery knows of (uv-managed, pyenv's versions, PATH), which uv does not search."""
-    return _uv_finds(uv, version) or _discovered(version)
-
-
-def _uv_finds(uv: str, version: str) -> str | None:
+def _uv_finds(uv: str, version: str) -> Optional[str]:
+    """What `uv python find` prints for the version; None when it finds nothing."""
     # --system: the interpreter `uv venv` would build on, never a virtual environment's
     done = _query([uv, "python", "find", "--system", "--no-project", version])
     if done is None or done.returncode != 0 or not done.stdout.strip():
         return None
-    return done.stdout.strip().splitlines()[-1]
+    return done.stdout.strip()
 
 
-def _discovered(version: str) -> str | None:
+def _discovered(version: str) -> Optional[Path]:
+    """An interpreter of `version` (X.Y) that gpuenv's own discovery knows of (uv-managed,
+    pyenv's versions, PATH): `uv python find` does not search pyenv's versions folder."""
     import platform
 
     from gpuenv.detect.pythons import on_path, pyenv_versions, uv_managed
@@ -69,7 +80,10 @@ def _discovered(version: str) -> str | None:
         *pyenv_versions(os.environ, system),
         *on_path(os.environ.get("PATH", "")),
     ]
-    return next((p.path for p in found if ".".join(p.version.split(".")[:2]) == version), None)
+    for python in found:
+        if ".".join(python.version.split(".")[:2]) == version and Path(python.path).is_file():
+            return Path(python.path)
+    return None
 
 
 def _why_no_download(offline: bool) -> str | None:

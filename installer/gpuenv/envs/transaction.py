@@ -82,13 +82,15 @@ def install(
     lock_timeout: Optional[float] = None,
     notice: Optional[Say] = None,
     check: Optional[Check] = None,
+    base_python: Optional[Path] = None,
 ) -> InstallResult:
     """The transaction: check, take the lock, build aside, mark complete, swap, retire.
 
     `say` reports progress; `notice` (default: `say`) says that this install waits for another.
     `check`, when given, replaces the smoke test: it runs with the new environment's interpreter
     before the swap (setup's verify, so the frameworks are imported once, not twice) and returns
-    why the environment must not be switched to, or None.
+    why the environment must not be switched to, or None. `base_python` is the interpreter a
+    venv is built on (check_python_available's answer); None: uv finds one for the version.
     """
     check_platform(locked)
     check_location(location)
@@ -101,7 +103,7 @@ def install(
                 return _result(False, current, location)
             check_location(location)  # again: the link may have changed while we waited
             _remove_leftovers(location, say)
-            target = _build_aside(locked, location, files, uv, smoke, say, check)
+            target = _build_aside(locked, location, files, uv, smoke, say, check, base_python)
             _go_live(location, target)
             return _result(True, target, location)
     except OSError as exc:  # a full disk, a read-only store: one message, nothing half-done
@@ -164,6 +166,7 @@ def _build_aside(
     smoke: bool,
     say: Say,
     check: Optional[Check] = None,
+    base_python: Optional[Path] = None,
 ) -> Path:
     """A complete new version folder beside the live one; removed again if anything fails."""
     from gpuenv.envs import backends
@@ -173,7 +176,7 @@ def _build_aside(
         target = location.version_dir(hashlib.sha256(target.name.encode()).hexdigest())
     os.makedirs(target.parent, exist_ok=True)
     try:
-        backend = _build(locked, target, files, uv, say)
+        backend = _build(locked, target, files, uv, say, base_python)
         if check is not None:
             error = check(interpreter(target))
             if error:
@@ -202,7 +205,12 @@ def check_platform(locked: LockedEnvironment) -> None:
 
 
 def _build(
-    locked: LockedEnvironment, target: Path, files: list[InstallSource], uv: str, say: Say
+    locked: LockedEnvironment,
+    target: Path,
+    files: list[InstallSource],
+    uv: str,
+    say: Say,
+    base_python: Optional[Path] = None,
 ) -> str:
     from gpuenv.envs import backends
 
@@ -214,7 +222,7 @@ def _build(
         backend = "conda"
     else:
         say(f"creating a Python {locked.python} environment")
-        python = backends.create_venv(target, locked.python, uv)
+        python = backends.create_venv(target, locked.python, uv, base_python)
         backend = "venv"
     say(f"installing {len(wheels)} wheels (uv downloads each and checks it against the lockfile)")
     backends.install_wheels(python, wheels, uv)

@@ -17,11 +17,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Optional
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.9/3.10 only
-    import tomli as tomllib
-
 from packaging.version import InvalidVersion, Version
 
 from gpuenv import cache
@@ -393,6 +388,12 @@ def load_knowledge_base(root: Optional[Path] = None) -> KnowledgeBase:
 
 
 def _parse(root: Path, raws: dict[str, bytes], digest: str) -> KnowledgeBase:
+    # Only when the knowledge base changed: every other run reads the cached records.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.9/3.10 only
+        import tomli as tomllib
+
     docs: dict[str, dict[str, Any]] = {}
     for name, raw in raws.items():
         try:

@@ -490,9 +490,13 @@ def _first_cudnn_without(
     kb: KnowledgeBase, cc: tuple[int, int], req: Pin
 ) -> Optional[CudnnRelease]:
     """The oldest cuDNN release the requirement admits that has no kernels for cc."""
-    for release in sorted(kb.cudnn.values(), key=lambda r: Version(r.version)):
-        if not release.min_compute_capability or cc >= cc_tuple(release.min_compute_capability):
-            continue
+    lacking = [
+        release
+        for release in kb.cudnn.values()
+        if release.min_compute_capability and cc < cc_tuple(release.min_compute_capability)
+    ]
+    # sorted after filtering: usually none lack kernels, and resolve asks once per CUDA build
+    for release in sorted(lacking, key=lambda r: Version(r.version)):
         # any version of this major.minor line admitted by the requirement?
         probe = [Version(release.version + ".0"), Version(release.version + ".999")]
         if any(req.specifier.contains(v, prereleases=True) for v in probe):

@@ -1,0 +1,68 @@
+"""The quick commands import only what they use (issue 13: resolve and the setup no-op are
+measured against the interpreter's own start-up). Each check runs in a fresh interpreter."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+LAB = """[lab]
+name = "l"
+
+[stack]
+requirements = ["jax"]
+{packages}
+[[class]]
+name = "cpu"
+os = "linux"
+gpu = "none"
+"""
+
+
+def _modules_after(code: str, names: tuple[str, ...], env: dict[str, str]) -> list[str]:
+    """Which of `names` are imported once `code` has run in a fresh interpreter."""
+    probe = f"{code}\nimport sys\nprint(sorted(m for m in {names!r} if m in sys.modules))"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, env=env, check=True
+    )
+    return list(ast.literal_eval(done.stdout.strip().splitlines()[-1]))
+
+
+def test_resolve_from_the_cached_knowledge_base_imports_no_parser_nor_process_tools(
+    tmp_path: Path,
+) -> None:
+    env = {**os.environ, "GPUENV_CACHE_DIR": str(tmp_path / "cache")}
+    resolve = (
+        "from gpuenv.cli import main\n"
+        "try:\n"
+        "    main(['resolve', 'torch', 'tensorflow', '--gpu', '8.6', '--driver', '535.183.01',"
+        " '--os', 'linux', '--json'])\n"
+        "except SystemExit as exc:\n"
+        "    assert exc.code == 0, exc.code\n"
+    )
+    heavy = ("tomllib", "tomli", "shutil", "subprocess", "tempfile")
+    # the first run parses the TOML files and writes the cache: that needs tomllib and tempfile
+    assert "tomllib" in _modules_after(resolve, heavy, env) or sys.version_info < (3, 11)
+    assert _modules_after(resolve, heavy, env) == []  # the cached run needs none of them
+
+
+def test_a_lab_without_packages_is_read_without_packaging_requirements(tmp_path: Path) -> None:
+    lab = tmp_path / "lab.toml"
+    lab.write_text(LAB.format(packages=""))
+    code = (
+        "from pathlib import Path\n"
+        "from gpuenv.lab import load_lab\n"
+        "from gpuenv.packages import merge_packages\n"
+        "from gpuenv.recipes import load_knowledge_base\n"
+        f"lab = load_lab(Path({str(lab)!r}), load_knowledge_base())\n"
+        "assert merge_packages(lab.packages, ()) == ()\n"
+    )
+    names = ("packaging.requirements",)
+    assert _modules_after(code, names, dict(os.environ)) == []
+    # with packages, they are parsed (and checked) as before
+    lab.write_text(LAB.format(packages='packages = ["pandas>=2"]\n'))
+    with_packages = code.replace("== ()", "== ('pandas>=2',)")
+    assert _modules_after(with_packages, names, dict(os.environ)) == list(names)
