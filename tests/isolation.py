@@ -3,6 +3,7 @@ configuration."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Optional
 
@@ -34,3 +35,23 @@ def isolate(
     monkeypatch.setenv("UV_PYTHON_DOWNLOADS", "never")
     for var in _UV_INDEX_VARS:
         monkeypatch.delenv(var, raising=False)
+
+
+def isolate_store(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """The usual isolation of a test that installs: its own store and gpuenv cache in tmp_path,
+    one uv cache for the whole session (so wheels are fetched once)."""
+    isolate(
+        monkeypatch,
+        gpuenv_root=tmp_path / "cache",
+        uv_cache=tmp_path_factory.getbasetemp() / "uv-cache",
+        home=tmp_path / "home",
+    )
+
+
+def only_index(monkeypatch: pytest.MonkeyPatch, index: str) -> None:
+    """pip's configuration names this index alone: no find-links, no mirrors of this machine."""
+    monkeypatch.setenv("PIP_INDEX_URL", index)
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    monkeypatch.delenv("PIP_FIND_LINKS", raising=False)

@@ -21,7 +21,7 @@ import pytest
 from gpuenv.envs.store import EnvLocation, store_root
 from gpuenv.lock.read import read_lockfile
 from installrepos import InstallRepos, build_install_repos, jax_plan, make_lock
-from isolation import isolate
+from isolation import isolate_store, only_index
 
 SCHEMA = {"gpuenv_json": 1}
 LAPTOP = ("--gpu", "GeForce 940M", "--driver", "457.49", "--os", "linux", "--arch", "x86_64")
@@ -39,16 +39,8 @@ def private(
     monkeypatch: pytest.MonkeyPatch,
     install_repos: InstallRepos,
 ) -> None:
-    isolate(
-        monkeypatch,
-        gpuenv_root=tmp_path / "cache",
-        uv_cache=tmp_path_factory.getbasetemp() / "uv-cache",
-        home=tmp_path / "home",
-    )
-    # the only index is the local one (as in the lab tests)
-    monkeypatch.setenv("PIP_INDEX_URL", install_repos.index)
-    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
-    monkeypatch.delenv("PIP_FIND_LINKS", raising=False)
+    isolate_store(monkeypatch, tmp_path, tmp_path_factory)
+    only_index(monkeypatch, install_repos.index)
 
 
 def run(

@@ -114,8 +114,8 @@ def _uv_config_with_indexes(env: dict[str, str]) -> Optional[str]:
     return None
 
 
-def _uv_default_index(env: dict[str, str]) -> Optional[str]:
-    """The default index a uv.toml names (`index-url`, or an `[[index]]` with default = true)."""
+def _read_uv_config(env: dict[str, str]) -> Optional[tuple[str, dict[str, Any]]]:
+    """The uv.toml that names indexes, parsed; an unreadable one is a configuration error."""
     path = _uv_config_with_indexes(env)
     if path is None:
         return None
@@ -125,9 +125,17 @@ def _uv_default_index(env: dict[str, str]) -> Optional[str]:
         import tomli as tomllib
     try:
         with open(path, "rb") as fh:
-            data = tomllib.load(fh)
+            return path, tomllib.load(fh)
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise IndexConfigError(f"uv configuration {path} cannot be read: {exc}") from None
+
+
+def _uv_default_index(env: dict[str, str]) -> Optional[str]:
+    """The default index a uv.toml names (`index-url`, or an `[[index]]` with default = true)."""
+    config = _read_uv_config(env)
+    if config is None:
+        return None
+    _path, data = config
     if isinstance(data.get("index-url"), str):
         return str(data["index-url"])
     for entry in data.get("index") or []:
@@ -207,18 +215,10 @@ def _list(value: object, where: str) -> list[object]:
 
 def _uv_config(env: dict[str, str]) -> tuple[Optional[tuple[str, dict[str, Any]]], dict[str, str]]:
     """The uv.toml that names indexes (parsed), and the URL of each index it names."""
-    path = _uv_config_with_indexes(env)
-    if path is None:
+    config = _read_uv_config(env)
+    if config is None:
         return None, {}
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - Python 3.10
-        import tomli as tomllib
-    try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise IndexConfigError(f"uv configuration {path} cannot be read: {exc}") from None
+    path, data = config
     named = {
         str(e["name"]): checked_location(e.get("url"), f"uv configuration {path}, [[index]] url")
         for e in data.get("index") or []

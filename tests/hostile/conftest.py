@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from installrepos import InstallRepos, build_install_repos
-from isolation import isolate
+from isolation import isolate_store
 
 
 @pytest.fixture(scope="session")
@@ -19,9 +19,4 @@ def install_repos(tmp_path_factory: pytest.TempPathFactory) -> InstallRepos:
 def private_store(
     tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    isolate(
-        monkeypatch,
-        gpuenv_root=tmp_path / "cache",
-        uv_cache=tmp_path_factory.getbasetemp() / "uv-cache",
-        home=tmp_path / "home",
-    )
+    isolate_store(monkeypatch, tmp_path, tmp_path_factory)

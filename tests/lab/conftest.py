@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from installrepos import InstallRepos, build_install_repos
-from isolation import isolate
+from isolation import isolate_store, only_index
 
 
 @pytest.fixture(scope="session")
@@ -22,13 +22,5 @@ def private(
     monkeypatch: pytest.MonkeyPatch,
     install_repos: InstallRepos,
 ) -> None:
-    isolate(
-        monkeypatch,
-        gpuenv_root=tmp_path / "cache",
-        uv_cache=tmp_path_factory.getbasetemp() / "uv-cache",
-        home=tmp_path / "home",
-    )
-    # the only index is the local one; no find-links, no mirrors of this machine
-    monkeypatch.setenv("PIP_INDEX_URL", install_repos.index)
-    monkeypatch.setenv("PIP_CONFIG_FILE", "/dev/null")
-    monkeypatch.delenv("PIP_FIND_LINKS", raising=False)
+    isolate_store(monkeypatch, tmp_path, tmp_path_factory)
+    only_index(monkeypatch, install_repos.index)

@@ -9,9 +9,10 @@ the builds per release, variant and platform are compared too.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Optional
 
+from packaging.tags import Tag
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
@@ -46,11 +47,9 @@ def platform_of(tag_platform: str) -> tuple[str, ...]:
     return ()
 
 
-def wheel_pythons(filenames: Iterable[str]) -> dict[Version, dict[str, set[str]]]:
-    """version -> platform -> {"3.11", ...} from wheel file names. Free-threaded builds and
-    Python 2 wheels (cp27: TensorFlow 1.15.0-2.1.0) are left out: the knowledge base records
-    Python 3 only."""
-    out: dict[Version, dict[str, set[str]]] = {}
+def _wheels(filenames: Iterable[str]) -> Iterator[tuple[Version, frozenset[Tag]]]:
+    """(version, tags) of each wheel among an index's file names; other files, and names that
+    are not valid wheel names, are passed over."""
     for name in filenames:
         if not name.endswith(".whl"):
             continue
@@ -58,6 +57,15 @@ def wheel_pythons(filenames: Iterable[str]) -> dict[Version, dict[str, set[str]]
             _, version, _, tags = parse_wheel_filename(name)
         except (InvalidWheelFilename, InvalidVersion):
             continue
+        yield version, tags
+
+
+def wheel_pythons(filenames: Iterable[str]) -> dict[Version, dict[str, set[str]]]:
+    """version -> platform -> {"3.11", ...} from wheel file names. Free-threaded builds and
+    Python 2 wheels (cp27: TensorFlow 1.15.0-2.1.0) are left out: the knowledge base records
+    Python 3 only."""
+    out: dict[Version, dict[str, set[str]]] = {}
+    for version, tags in _wheels(filenames):
         for tag in tags:
             if not tag.interpreter.startswith("cp") or tag.abi.endswith("t"):
                 continue
@@ -272,13 +280,7 @@ def compare_variants(fw: Framework, getter: object) -> list[Finding]:
 def _published_builds(filenames: Iterable[str]) -> set[tuple[Version, str, str]]:
     """(public version, "+local", platform) of every wheel on a per-variant index."""
     out: set[tuple[Version, str, str]] = set()
-    for name in filenames:
-        if not name.endswith(".whl"):
-            continue
-        try:
-            _, version, _, tags = parse_wheel_filename(name)
-        except (InvalidWheelFilename, InvalidVersion):
-            continue
+    for version, tags in _wheels(filenames):
         if not version.local:
             continue
         public = Version(version.public)

@@ -100,6 +100,30 @@ def candidate_label(release: Release, build: Build) -> str:
     return f"{release.framework} {release.version} [{build.variant}]"
 
 
+def rejection(
+    release: Release,
+    build: Build,
+    rule: str,
+    message: str,
+    needs_driver: Optional[str],
+    row: Sourced,
+    *,
+    incomplete: bool = False,
+) -> Rejection:
+    """A build refused by `rule`, citing the knowledge-base row the refusal rests on."""
+    source, caveat = cite(row, incomplete=incomplete)
+    return Rejection(
+        release.framework,
+        release.version,
+        build.variant,
+        rule,
+        message,
+        needs_driver,
+        source=source,
+        caveat=caveat,
+    )
+
+
 def evaluate(
     kb: KnowledgeBase,
     target: Target,
@@ -118,17 +142,8 @@ def evaluate(
         row: Optional[Sourced] = None,
         incomplete: bool = False,
     ) -> Rejection:
-        source, caveat = cite(row or release.provenance, incomplete=incomplete)
-        return Rejection(
-            release.framework,
-            release.version,
-            build.variant,
-            rule,
-            message,
-            needs_driver,
-            source=source,
-            caveat=caveat,
-        )
+        row = row or release.provenance
+        return rejection(release, build, rule, message, needs_driver, row, incomplete=incomplete)
 
     if not req.allows(release.version):
         return reject("requirement", f"{release.version} does not satisfy {req.text!r}")
@@ -299,17 +314,7 @@ def _check_gpu(
     def reject(
         rule: str, message: str, needs_driver: Optional[str] = None, row: Optional[Sourced] = None
     ) -> Rejection:
-        source, caveat = cite(row or build.provenance)
-        return Rejection(
-            release.framework,
-            release.version,
-            build.variant,
-            rule,
-            message,
-            needs_driver,
-            source=source,
-            caveat=caveat,
-        )
+        return rejection(release, build, rule, message, needs_driver, row or build.provenance)
 
     cc = target.cc
     sm = f"sm_{cc.replace('.', '')}"
