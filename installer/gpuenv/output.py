@@ -16,10 +16,6 @@ def set_verbosity(level: int) -> None:
     _level = level
 
 
-def verbosity() -> int:
-    return _level
-
-
 def quiet() -> bool:
     return _level <= QUIET
 

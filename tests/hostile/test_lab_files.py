@@ -337,3 +337,17 @@ def test_outside_a_checkout_lockfiles_stay_beside_the_lab_file(
     path = tmp_path / "lab" / "lab.toml"
     path.write_text('[lab]\nlockfiles = "../x"\n' + STACK + CPU_CLASS, encoding="utf-8")
     assert "keep the lockfiles inside it" in refused(path, kb)
+
+
+def test_jupyter_true_adds_ipykernel_once(tmp_path: Path, kb: KnowledgeBase) -> None:
+    lab = load_lab(lab_file(tmp_path, STACK + "jupyter = true\n" + CPU_CLASS), kb)
+    assert lab.jupyter and lab.packages.count("ipykernel") == 1
+    pinned = STACK + 'packages = ["ipykernel==6.29.5"]\njupyter = true\n' + CPU_CLASS
+    lab = load_lab(lab_file(tmp_path, pinned), kb)
+    assert lab.packages == ("ipykernel==6.29.5",)  # the lab's own pin is kept, not doubled
+
+
+@pytest.mark.parametrize("value", ['"yes"', "1", "[true]"])
+def test_jupyter_must_be_true_or_false(value: str, tmp_path: Path, kb: KnowledgeBase) -> None:
+    message = refused(lab_file(tmp_path, STACK + f"jupyter = {value}\n" + CPU_CLASS), kb)
+    assert "jupyter: expected true or false" in message
