@@ -144,7 +144,7 @@ def run_setup(
 ) -> None:
     # only what the no-op check needs; the rest is imported once there is work to do
     from gpuenv.detect import detect_machine
-    from gpuenv.envs.store import EnvLocation, interpreter
+    from gpuenv.envs.store import EnvLocation
     from gpuenv.envs.transaction import tidy_leftovers, up_to_date
     from gpuenv.indexes import user_index_config
     from gpuenv.lab import discover_lab
@@ -189,23 +189,8 @@ def run_setup(
         _finish(as_json, "unchanged", name, state, location.link)
         return
 
-    from gpuenv.cache import cache_dir
     from gpuenv.commands.json_output import plan_summary
-    from gpuenv.envs.artifacts import artifacts_of, gather
-    from gpuenv.envs.python_check import check_python_available
-    from gpuenv.envs.transaction import install
-    from gpuenv.lock import LockOptions, lock_plan
-    from gpuenv.lock.lockfile import read_lockfile
-    from gpuenv.lock.pypi import find_uv
-    from gpuenv.setup import (
-        discard_pending,
-        now,
-        pending_lockfile,
-        plan_setup,
-        promote_lockfile,
-        write_state,
-    )
-    from gpuenv.verify import Expectations, Report, import_failures, verify_environment
+    from gpuenv.setup import now, plan_setup, write_state
 
     report.say(_machine_line(machine))
     chosen = plan_setup(machine, opts, kb, indexes, report.say)
@@ -236,6 +221,58 @@ def run_setup(
             )
         return
 
+    locked, result, verdict = _lock_install_verify(
+        chosen, location, indexes, lab is not None, report
+    )
+    if not quiet and not as_json:
+        click.echo(verdict.render(), err=True)
+    kernel = (
+        _register_kernel(result.link, result.backend, name, stack) if opts.wants_kernel else None
+    )
+    activate = _activate_hint(result.link, result.backend, name)
+    record = {
+        "inputs_hash": digest,
+        "lockfile": str(chosen.lockfile),
+        "lockfile_sha256": locked.content_sha256,
+        "stack": stack,
+        "python_version": locked.python,
+        "verified": verdict.ok,
+        "verified_at": now(),
+        "activate": activate,
+        "lab_class": chosen.lab_class,
+        # the request, so `gpuenv setup` with no arguments and `gpuenv add` rebuild the same
+        "frameworks": list(frameworks),
+        "packages": list(request.packages),
+        "jupyter": request.jupyter,
+        "python": python,
+        "no_gpu": no_gpu,
+        "require_gpu": require_gpu,
+        "kernel": str(kernel) if kernel else None,
+        "summary": plan_summary(locked.plan),  # for --json, also when a later run is a no-op
+    }
+    write_state(name, record)
+    status = "installed" if result.changed else "unchanged"
+    _finish(as_json, status, name, record, result.link, verified=verdict.ok, backend=result.backend)
+    if not verdict.ok:
+        raise SystemExit(1)
+
+
+def _lock_install_verify(
+    chosen: Any, location: Any, indexes: Any, portable: bool, report: Reporter
+) -> tuple[Any, Any, Any]:
+    """Lock the plan (unless its lockfile exists), install it, verify it: (locked, result,
+    verdict). verify runs once, as the check before the swap."""
+    from gpuenv.cache import cache_dir
+    from gpuenv.envs.artifacts import artifacts_of, gather
+    from gpuenv.envs.python_check import check_python_available
+    from gpuenv.envs.store import interpreter
+    from gpuenv.envs.transaction import install
+    from gpuenv.lock import LockOptions, lock_plan
+    from gpuenv.lock.lockfile import read_lockfile
+    from gpuenv.lock.pypi import find_uv
+    from gpuenv.setup import discard_pending, pending_lockfile, promote_lockfile
+    from gpuenv.verify import Expectations, Report, import_failures, verify_environment
+
     # A new lockfile is written aside and becomes the recorded one only once its environment
     # is live: an interrupted setup leaves the old environment with its own lockfile.
     pending = None if chosen.lockfile_exists else pending_lockfile(chosen.lockfile)
@@ -244,7 +281,7 @@ def run_setup(
             report.say(f"locking -> {chosen.lockfile}")
             lock_plan(
                 chosen.plan,
-                LockOptions(output=pending, portable=lab is not None, indexes=indexes),
+                LockOptions(output=pending, portable=portable, indexes=indexes),
             )
         locked = replace(read_lockfile(pending or chosen.lockfile), path=chosen.lockfile)
         # fail fast: before anything is downloaded
@@ -280,37 +317,7 @@ def run_setup(
         report.say("verifying inside the environment")
         verdicts.append(verify_environment(interpreter(result.env_dir), expected))
     verdict = verdicts[-1]
-    if not quiet and not as_json:
-        click.echo(verdict.render(), err=True)
-    kernel = (
-        _register_kernel(result.link, result.backend, name, stack) if opts.wants_kernel else None
-    )
-    activate = _activate_hint(result.link, result.backend, name)
-    record = {
-        "inputs_hash": digest,
-        "lockfile": str(chosen.lockfile),
-        "lockfile_sha256": locked.content_sha256,
-        "stack": stack,
-        "python_version": locked.python,
-        "verified": verdict.ok,
-        "verified_at": now(),
-        "activate": activate,
-        "lab_class": chosen.lab_class,
-        # the request, so `gpuenv setup` with no arguments and `gpuenv add` rebuild the same
-        "frameworks": list(frameworks),
-        "packages": list(request.packages),
-        "jupyter": request.jupyter,
-        "python": python,
-        "no_gpu": no_gpu,
-        "require_gpu": require_gpu,
-        "kernel": str(kernel) if kernel else None,
-        "summary": plan_summary(locked.plan),  # for --json, also when a later run is a no-op
-    }
-    write_state(name, record)
-    status = "installed" if result.changed else "unchanged"
-    _finish(as_json, status, name, record, result.link, verified=verdict.ok, backend=result.backend)
-    if not verdict.ok:
-        raise SystemExit(1)
+    return locked, result, verdict
 
 
 def _request(
