@@ -43,10 +43,47 @@ def test_resolve_from_the_cached_knowledge_base_imports_no_parser_nor_process_to
         "except SystemExit as exc:\n"
         "    assert exc.code == 0, exc.code\n"
     )
-    heavy = ("tomllib", "tomli", "shutil", "subprocess", "tempfile")
-    # the first run parses the TOML files and writes the cache: that needs tomllib and tempfile
-    assert "tomllib" in _modules_after(resolve, heavy, env) or sys.version_info < (3, 11)
-    assert _modules_after(resolve, heavy, env) == []  # the cached run needs none of them
+    heavy = ("tomllib", "tomli", "shutil", "subprocess", "tempfile", "hashlib")
+    # the first run hashes and parses the TOML files and writes the cache
+    first = _modules_after(resolve, heavy, env)
+    assert "hashlib" in first
+    assert "tomllib" in first or sys.version_info < (3, 11)
+    # the cached run needs none of them: the files' stamps find the parsed knowledge base
+    assert _modules_after(resolve, heavy, env) == []
+    # nor what other commands need: the network, lockfiles, environments, probes
+    assert _modules_after(resolve, OTHER_COMMANDS, env) == []
+
+
+# What `resolve` never needs: each is a library or a part of gpuenv that other commands use.
+OTHER_COMMANDS = (
+    "conda_lock",
+    "pydantic",
+    "rattler",
+    "requests",
+    "urllib3",
+    "yaml",
+    "platformdirs",
+    "ssl",
+    "socket",
+    "http.client",
+    "urllib.request",
+    "email",
+    "logging",
+    "asyncio",
+    "concurrent.futures",
+    "zipfile",
+    "tarfile",
+    "shlex",
+    "packaging.requirements",
+    "packaging.markers",
+    "packaging.tags",
+    "gpuenv.detect",
+    "gpuenv.lock",
+    "gpuenv.envs",
+    "gpuenv.verify",
+    "gpuenv.doctor",
+    "gpuenv.lab",
+)
 
 
 def test_a_lab_without_packages_is_read_without_packaging_requirements(tmp_path: Path) -> None:

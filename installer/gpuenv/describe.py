@@ -23,7 +23,7 @@ from gpuenv.machine import (
     parse_driver_version,
 )
 from gpuenv.recipes import KnowledgeBase, major_minor
-from gpuenv.resolve.target import described_pci_id, lookup_gpu
+from gpuenv.resolve.target import cc_only_name, described_pci_id, lookup_gpu
 
 OS_CHOICES = ("linux", "windows", "wsl", "macos")
 
@@ -108,9 +108,7 @@ def _describe_gpu(kb: KnowledgeBase, text: str) -> Gpu:
         raise MachineError(
             f"--gpu {text}: compute capability {cc} belongs to no known GPU generation"
         )
-    return Gpu(
-        name=f"GPU with compute capability {cc}", compute_capability=cc, source="described (--gpu)"
-    )
+    return Gpu(name=cc_only_name(cc), compute_capability=cc, source="described (--gpu)")
 
 
 def _assumed_driver(kb: KnowledgeBase, gpu: Gpu, *, windows: bool) -> Optional[str]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any, Optional
 
 OS_FAMILIES = ("linux", "windows", "macos")
@@ -44,6 +45,8 @@ def normalize_arch(arch: str) -> str:
 
 @dataclass(frozen=True)
 class OSInfo:
+    """The operating system: its family, name and version, and whether it is Linux under WSL2."""
+
     family: str  # linux | windows | macos
     name: str = ""  # e.g. "Windows 10", "Ubuntu 22.04.4 LTS", "macOS 14.5"
     version: str = ""  # e.g. "10.0.19045", "22.04", "14.5"
@@ -76,6 +79,8 @@ class OSInfo:
 
 @dataclass(frozen=True)
 class Gpu:
+    """One NVIDIA GPU: its name, compute capability and PCI id, and which probe said so."""
+
     name: str
     compute_capability: Optional[str]  # "X.Y", or None when no source could tell
     memory_mib: Optional[int] = None
@@ -113,6 +118,8 @@ class Gpu:
 
 @dataclass(frozen=True)
 class Driver:
+    """The NVIDIA driver: its version and the newest CUDA it supports."""
+
     version: str  # NVIDIA's form: "457.49", "535.183.01"
     cuda: Optional[str] = None  # highest CUDA version the driver supports, "12.2"
 
@@ -129,6 +136,8 @@ class Driver:
 
 @dataclass(frozen=True)
 class PythonInfo:
+    """A Python interpreter found on the machine."""
+
     version: str  # "3.11.7"
     path: str
     source: str = ""  # running, py-launcher, path, uv
@@ -147,6 +156,8 @@ class PythonInfo:
 
 @dataclass(frozen=True)
 class Machine:
+    """What detect observes and resolve plans for (`gpuenv detect --json`)."""
+
     os: OSInfo
     arch: str  # x86_64 | aarch64
     platform: str  # conda subdir
@@ -226,11 +237,15 @@ def parse_compute_capability(text: str) -> str:
     return f"{int(major)}.{int(minor)}"
 
 
+# cc_tuple and parse_driver_version are memoised: resolve compares the same few dozen compute
+# capabilities and driver floors of the knowledge base thousands of times a run.
+@lru_cache(maxsize=1024)
 def cc_tuple(cc: str) -> tuple[int, int]:
     major, _, minor = cc.partition(".")
     return int(major), int(minor)
 
 
+@lru_cache(maxsize=1024)
 def parse_driver_version(text: str) -> tuple[int, ...]:
     """NVIDIA driver versions are dotted integers: 457.49, 535.183.01, 580.65.06."""
     parts = text.strip().split(".")

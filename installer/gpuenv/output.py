@@ -3,7 +3,6 @@ under -v (so a user can rerun exactly what gpuenv ran)."""
 
 from __future__ import annotations
 
-import shlex
 import sys
 from collections.abc import Sequence
 
@@ -23,6 +22,8 @@ def quiet() -> bool:
 def log_command(argv: Sequence[object], what: str = "running") -> None:
     """Under -v, the command about to run, quoted so it can be pasted into a shell."""
     if _level >= VERBOSE:
+        import shlex  # only under -v: not on every command's start-up
+
         print(f"gpuenv: {what}: {shlex.join(str(a) for a in argv)}", file=sys.stderr, flush=True)
 
 

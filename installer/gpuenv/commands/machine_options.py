@@ -15,7 +15,7 @@ from gpuenv.recipes import KnowledgeBase
 
 F = TypeVar("F", bound=Callable[..., Any])
 
-_PYTHON = re.compile(r"3\.[0-9]{1,2}(?:\.[0-9]{1,3})?")
+_PYTHON = r"3\.[0-9]{1,2}(?:\.[0-9]{1,3})?"  # compiled on first use: only --python needs it
 
 
 def check_flag_text(flag: str, value: Optional[str]) -> None:
@@ -36,7 +36,7 @@ def check_python_option(
     ctx: click.Context, param: click.Parameter, value: Optional[str]
 ) -> Optional[str]:
     """--python is X.Y (or X.Y.Z, planned as X.Y): anything else is refused, not guessed at."""
-    if value is not None and not _PYTHON.fullmatch(value):
+    if value is not None and not re.fullmatch(_PYTHON, value):
         raise click.BadParameter(f"{value!r}: expected a Python version such as 3.11", ctx, param)
     return value
 

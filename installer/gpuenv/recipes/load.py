@@ -8,7 +8,6 @@ and row) but cheap: resolve calls it on every run. Deeper consistency checks liv
 from __future__ import annotations
 
 import datetime as dt
-import hashlib
 import os
 import re
 import sys
@@ -35,6 +34,8 @@ class RecipeError(ValueError):
 
 @dataclass(frozen=True)
 class Sourced:
+    """Where a knowledge-base row comes from, and whether it was checked against it."""
+
     source: str
     verified: bool
     note: str
@@ -42,6 +43,8 @@ class Sourced:
 
 @dataclass(frozen=True)
 class ArchSet:
+    """The GPU architectures a build compiles for: SASS (machine code) and PTX."""
+
     name: str
     sass: tuple[str, ...]
     ptx: tuple[str, ...]
@@ -50,6 +53,8 @@ class ArchSet:
 
 @dataclass(frozen=True)
 class Build:
+    """One build of a release: its variant (cu118, cpu, ...), platforms, CUDA and index."""
+
     variant: str
     platforms: tuple[str, ...]
     cuda: Optional[str]
@@ -73,6 +78,8 @@ class Build:
 
 @dataclass(frozen=True)
 class Release:
+    """One release of a framework, with the Pythons it supports and its builds."""
+
     framework: str
     version: str
     released: Optional[dt.date]
@@ -91,6 +98,8 @@ class Release:
 
 @dataclass(frozen=True)
 class Framework:
+    """A framework's releases (newest first) and its named architecture sets."""
+
     name: str
     releases: tuple[Release, ...]  # newest first
     archsets: dict[str, ArchSet]
@@ -99,6 +108,8 @@ class Framework:
 
 @dataclass(frozen=True)
 class CudaMajor:
+    """A CUDA major version and the driver it needs at least (minor-version compatibility)."""
+
     major: int
     min_driver_linux: str
     min_driver_windows: str
@@ -107,6 +118,8 @@ class CudaMajor:
 
 @dataclass(frozen=True)
 class Toolkit:
+    """A CUDA toolkit release: its own driver floor and the architectures it compiles for."""
+
     version: str
     min_driver_linux: str
     min_driver_windows: str
@@ -117,6 +130,8 @@ class Toolkit:
 
 @dataclass(frozen=True)
 class Generation:
+    """A GPU generation: its compute capabilities and the drivers and CUDA it runs."""
+
     name: str
     compute_capabilities: tuple[str, ...]
     last_driver_branch: Optional[str]
@@ -144,6 +159,8 @@ class FrameworkDriver:
 
 @dataclass(frozen=True)
 class CudnnRelease:
+    """A cuDNN release: the CUDA majors it is built for and the GPUs it has kernels for."""
+
     version: str
     cuda_majors: tuple[int, ...]
     min_compute_capability: Optional[str]
@@ -153,6 +170,8 @@ class CudnnRelease:
 
 @dataclass(frozen=True)
 class GpuRecord:
+    """One GPU model from NVIDIA's tables: names, PCI ids and compute capability."""
+
     name: str
     aliases: tuple[str, ...]
     pci_ids: tuple[str, ...]
@@ -200,6 +219,8 @@ class GpuMatch:
 
 @dataclass
 class KnowledgeBase:
+    """The whole knowledge base (`recipes/`), loaded, with its GPU look-up tables."""
+
     root: Path
     frameworks: dict[str, Framework]
     cuda_majors: dict[int, CudaMajor]
@@ -271,8 +292,8 @@ class KnowledgeBase:
             known_words = known.split()
             if (
                 len(known_words) > best_len
+                and _is_subsequence(known_words, words)  # cheaper, and rarely true: first
                 and _has_model_number(known_words)
-                and _is_subsequence(known_words, words)
             ):
                 best, best_len = records, len(known_words)
         return best
@@ -335,11 +356,12 @@ def _has_model_number(words: list[str]) -> bool:
     return any(any(ch.isdigit() for ch in w) for w in words)
 
 
-_NAME_NOISE = re.compile(r"\b(nvidia|\(r\)|\(tm\)|corporation)\b|[®™]")
+# Compiled on first use (re caches it): a GPU known by compute capability or PCI id never needs it.
+_NAME_NOISE = r"\b(nvidia|\(r\)|\(tm\)|corporation)\b|[®™]"
 
 
 def normalize_gpu_name(name: str) -> str:
-    text = _NAME_NOISE.sub(" ", name.lower())
+    text = re.sub(_NAME_NOISE, " ", name.lower())
     text = text.replace("-", " ").replace("_", " ").replace("(", " ").replace(")", " ")
     return " ".join(text.split())
 
@@ -367,23 +389,70 @@ def recipes_dir() -> Path:
 @lru_cache(maxsize=4)
 def load_knowledge_base(root: Optional[Path] = None) -> KnowledgeBase:
     """The knowledge base, parsed once per content: TOML parsing is most of resolve's time, so
-    the parsed form is cached (keyed by a hash of every file) in gpuenv's cache folder."""
+    the parsed form is cached (keyed by a hash of every file) in gpuenv's cache folder, and
+    found again by the files' stamps (names, sizes, times) while they stay unchanged."""
     root = Path(root) if root is not None else recipes_dir()
     if not root.is_dir():
         raise RecipeError(f"knowledge base not found at {root} (set {RECIPES_ENV} to its folder)")
-    raws = {path.name: path.read_bytes() for path in sorted(root.glob("*.toml"))}
+    paths = sorted(root.glob("*.toml"))
+    # Stamped before the files are read, so a file changed while they are read has a new stamp
+    # next time (to the file system's time resolution, as for Python's own bytecode cache).
+    stamp = _stamp(paths)
+    known = _known_stamps()
+    remembered = known.get(str(root))
+    if isinstance(remembered, tuple) and len(remembered) == 2 and remembered[0] == stamp:
+        cached = cache.read_pickle("recipes", remembered[1])
+        if isinstance(cached, KnowledgeBase) and remembered[1] == _cache_key(cached.digest):
+            return cached
+    kb = _load_by_content(root, paths)
+    known.pop(str(root), None)  # re-inserted last: the most recently read folders are kept
+    known[str(root)] = (stamp, _cache_key(kb.digest))
+    cache.write_pickle("recipes", _STAMPS, dict(list(known.items())[-_STAMPED_ROOTS:]))
+    return kb
+
+
+# Which content each knowledge-base folder had when last read, by its files' names, sizes and
+# times, as Python's own bytecode cache does: reading and hashing 1 MB of TOML (and loading
+# OpenSSL for it) on every run would cost more than the rest of loading.
+_STAMPS = f"stamps-{_RECORD_SHAPE}"
+_STAMPED_ROOTS = 8  # an installed copy, a checkout, a test's folder or two
+_Stamp = tuple[tuple[str, int, int, int], ...]
+
+
+def _stamp(paths: list[Path]) -> _Stamp:
+    stamps = []
+    for path in paths:
+        st = path.stat()
+        stamps.append((path.name, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+    return tuple(stamps)
+
+
+def _known_stamps() -> dict[str, tuple[_Stamp, str]]:
+    known = cache.read_pickle("recipes", _STAMPS)
+    return known if isinstance(known, dict) else {}
+
+
+def _cache_key(digest: str) -> str:
+    # Keyed by this loader's record shape too: a pickle of older records would load without
+    # error and lack the new fields.
+    return f"{digest}-{_RECORD_SHAPE}"
+
+
+def _load_by_content(root: Path, paths: list[Path]) -> KnowledgeBase:
+    """The knowledge base cached under the hash of the files' bytes (the wheel ships one), or
+    parsed from them and cached."""
+    import hashlib  # only when the files changed since the last run (see _stamp)
+
+    raws = {path.name: path.read_bytes() for path in paths}
     digest = hashlib.sha256()
     for name, raw in raws.items():
         digest.update(name.encode() + b"\0" + raw)
     key = digest.hexdigest()
-    # The cached form is keyed by this loader's record shape too: a pickle of older records
-    # would load without error and lack the new fields.
-    cache_key = f"{key}-{_RECORD_SHAPE}"
-    cached = cache.read_pickle("recipes", cache_key)
+    cached = cache.read_pickle("recipes", _cache_key(key))
     if isinstance(cached, KnowledgeBase) and cached.digest == key:
         return cached
     kb = _parse(root, raws, key)
-    cache.write_pickle("recipes", cache_key, kb)
+    cache.write_pickle("recipes", _cache_key(key), kb)
     return kb
 
 

@@ -36,6 +36,8 @@ class ResolveError(Exception):
 
 def _check_extras(kb: KnowledgeBase, req: FrameworkRequirement) -> None:
     """An extra no recorded build provides is a typing error or a stack gpuenv doesn't plan."""
+    if not req.extras:
+        return
     known: set[str] = set()
     for release in kb.framework(req.framework).releases:
         for build in release.builds:

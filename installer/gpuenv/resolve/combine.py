@@ -23,6 +23,8 @@ MAX_VISITS = 200_000
 
 @dataclass(frozen=True)
 class Conflict:
+    """Why two chosen candidates cannot share one environment."""
+
     message: str
 
 

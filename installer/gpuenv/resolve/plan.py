@@ -11,6 +11,8 @@ PLAN_SCHEMA = 1
 
 @dataclass(frozen=True)
 class PipRequirement:
+    """One requirement to install from PyPI-style indexes, and the index that has it."""
+
     requirement: str  # "torch==2.7.1+cu118", "tensorflow[and-cuda]==2.15.1"
     index: Optional[str] = None  # the index that publishes it; None: the user's default index
 
@@ -24,6 +26,8 @@ class PipRequirement:
 
 @dataclass(frozen=True)
 class FrameworkChoice:
+    """The release and build chosen for one framework."""
+
     name: str
     version: str
     variant: str
@@ -63,6 +67,8 @@ class FrameworkChoice:
 
 @dataclass(frozen=True)
 class RejectedCandidate:
+    """A candidate the resolver turned down, as the Plan reports it."""
+
     candidate: str
     rule: str
     message: str
@@ -90,6 +96,8 @@ class RejectedCandidate:
 
 @dataclass(frozen=True)
 class Plan:
+    """What resolve chose for a machine, and why: lock's input."""
+
     python: str
     platform: str
     accelerator: str  # cuda | cpu | mps

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import NamedTuple
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
@@ -38,13 +39,16 @@ class Pin(NamedTuple):
 _PIN = re.compile(
     r"^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[([^\]]*)\])?\s*\(?([^;()]*)\)?\s*(?:;.*)?$"
 )
-_EXTRA = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$")  # PEP 508 identifier
+_EXTRA = r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$"  # PEP 508 identifier, compiled on use
 
 
 def canonical_name(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+# Memoised: resolve reads the same few dozen library requirements of the knowledge base for
+# every CUDA build it weighs, and a SpecifierSet is immutable, so sharing one is safe.
+@lru_cache(maxsize=1024)
 def parse_pin(text: str) -> Pin:
     """`name[extras] specifier ; marker` -> Pin (markers are not evaluated: see callers)."""
     match = _PIN.match(text)
@@ -75,13 +79,15 @@ def parse_extras(text: str) -> tuple[str, ...]:
         return ()
     raw = [e.strip() for e in match.group(2).split(",") if e.strip()]
     for extra in raw:
-        if not _EXTRA.match(extra):
+        if not re.match(_EXTRA, extra):
             raise RequirementError(f"not a requirement: {text!r} (bad extra {extra!r})")
     return tuple(canonical_name(e) for e in raw)
 
 
 @dataclass(frozen=True)
 class FrameworkRequirement:
+    """One framework as the user asked for it: version range, extras, projects."""
+
     framework: str  # torch | tensorflow | jax
     specifier: SpecifierSet
     with_projects: tuple[str, ...]  # torchvision, torchaudio, jaxlib asked for by name
@@ -101,6 +107,8 @@ class FrameworkRequirement:
     def accepts(self, variant: str, extra: str | None) -> bool:
         """Whether a build of this variant (installed with this extra) is what the extras ask
         for: jax[cuda12] takes the cuda12 builds (whose extra may be cuda12_pip), never cuda13."""
+        if not self.extras:
+            return True
         offered = {canonical_name(variant)} | ({canonical_name(extra)} if extra else set())
         return all(e in offered for e in self.extras)
 
@@ -111,6 +119,9 @@ def is_framework_name(text: str) -> bool:
     return match is not None and canonical_name(match.group(1)) in _ALIASES
 
 
+# Memoised: resolve asks about each release once per build of it (hundreds of times a run), and
+# parsing the version string is most of the answer's cost.
+@lru_cache(maxsize=4096)
 def _allows(specifier: SpecifierSet, version: str) -> bool:
     return specifier.contains(version, prereleases=False) or (
         # an explicit pin of a pre-release still counts

@@ -8,6 +8,7 @@ sentence a person can act on.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Optional
 
 from packaging.version import Version
@@ -32,6 +33,8 @@ WINDOWS_NATIVE_HINT = "WSL2 runs the Linux GPU builds (see the plan's advice for
 
 @dataclass(frozen=True)
 class Candidate:
+    """A build that runs on the target, with what it needs there."""
+
     release: Release
     build: Build
     pythons: tuple[str, ...]  # Python versions usable on the target, oldest first
@@ -67,6 +70,8 @@ class Candidate:
 
 @dataclass(frozen=True)
 class Rejection:
+    """A build that does not run on the target, the rule that says so, and its source."""
+
     framework: str
     version: str
     variant: str
@@ -273,6 +278,12 @@ def _pythons(release: Release, target: Target) -> tuple[str, ...]:
     versions = release.python.get(target.platform, ())
     if target.python:
         versions = tuple(v for v in versions if v == target.python)
+    return _oldest_first(versions)
+
+
+# Memoised: every build of a release asks for the same list (and most releases share one).
+@lru_cache(maxsize=256)
+def _oldest_first(versions: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(sorted(versions, key=lambda v: tuple(int(p) for p in v.split("."))))
 
 

@@ -29,6 +29,8 @@ class Availability:
 
 @dataclass(frozen=True)
 class Target:
+    """The machine as resolve sees it: platform, deciding GPU, driver, options."""
+
     platform: str
     os_family: str
     wsl: bool
@@ -171,13 +173,14 @@ def _with_cc(gpu: Gpu, kb: KnowledgeBase) -> Gpu:
     )
 
 
-_PCI_TEXT = re.compile(r"^(?:(?:0x)?10de:)?(?:0x)?([0-9a-f]{4})$")
+# Compiled on first use (re caches it): a GPU described by its compute capability never needs it.
+_PCI_TEXT = r"^(?:(?:0x)?10de:)?(?:0x)?([0-9a-f]{4})$"
 
 
 def lookup_gpu(kb: KnowledgeBase, name: str, pci_id: Optional[str] = None) -> GpuRecord:
     """A GPU record by PCI id or name (a name may also be a PCI id: "10de:1380"), or a
     TargetError that says how to go on."""
-    as_pci = _PCI_TEXT.match(name.strip().lower())
+    as_pci = re.match(_PCI_TEXT, name.strip().lower())
     try:
         if as_pci and pci_id is None:
             record = kb.find_gpu(pci_id=as_pci.group(1))
@@ -204,7 +207,7 @@ def lookup_gpu(kb: KnowledgeBase, name: str, pci_id: Optional[str] = None) -> Gp
 def described_pci_id(kb: KnowledgeBase, text: str, record: GpuRecord) -> Optional[str]:
     """The PCI id a `--gpu` text pins down: the one typed, or the row's when the name means one
     chip only; None when the name was read as one of several chips (the plan says so)."""
-    as_pci = _PCI_TEXT.match(text.strip().lower())
+    as_pci = re.match(_PCI_TEXT, text.strip().lower())
     if as_pci:
         return f"10de:{as_pci.group(1)}"
     match = kb.match_gpu(name=text)
@@ -213,10 +216,15 @@ def described_pci_id(kb: KnowledgeBase, text: str, record: GpuRecord) -> Optiona
     return f"10de:{record.pci_ids[0]}"
 
 
+def cc_only_name(cc: Optional[str]) -> str:
+    """The name of a GPU described by its compute capability alone (`--gpu 8.6`)."""
+    return f"GPU with compute capability {cc}"
+
+
 def gpu_identity_warnings(kb: KnowledgeBase, gpu: Gpu) -> list[str]:
     """When a GPU known only by name was taken for the chip NVIDIA's tables confirm, say which
     other chips carry that name and how to plan for one of them instead."""
-    if gpu.pci_id or not gpu.name:
+    if gpu.pci_id or not gpu.name or gpu.name == cc_only_name(gpu.compute_capability):
         return []
     try:
         match = kb.match_gpu(name=gpu.name)
