@@ -103,3 +103,34 @@ def test_a_lab_without_packages_is_read_without_packaging_requirements(tmp_path:
     lab.write_text(LAB.format(packages='packages = ["pandas>=2"]\n'))
     with_packages = code.replace("== ()", "== ('pandas>=2',)")
     assert _modules_after(with_packages, names, dict(os.environ)) == list(names)
+
+
+def test_the_program_spares_the_last_collection_and_a_caller_of_main_keeps_it(
+    tmp_path: Path,
+) -> None:
+    """`gpuenv` as a program freezes what it made before exiting (the interpreter's final
+    collection would walk every object, the parsed knowledge base's too); main() called with
+    arguments, as tests and embedding code do, leaves the caller's collector alone."""
+    env = {**os.environ, "GPUENV_CACHE_DIR": str(tmp_path / "cache")}
+    args = ["resolve", "torch", "--gpu", "8.6", "--os", "linux", "--json"]
+    probe = (
+        "import atexit, gc, sys\n"
+        "atexit.register(lambda: print('frozen', gc.get_freeze_count(), file=sys.stderr))\n"
+        "from gpuenv.cli import main\n"
+        "{call}\n"
+    )
+    for call, frozen in (
+        (f"sys.argv = ['gpuenv', *{args!r}]; main()", True),
+        (f"main({args!r})", False),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-c", probe.format(call=call)],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        assert '"accelerator": "cuda"' in done.stdout
+        count = int(done.stderr.split("frozen ")[-1].split()[0])
+        assert (count > 0) is frozen, (call, count)

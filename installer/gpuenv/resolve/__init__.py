@@ -11,7 +11,7 @@ from typing import Optional
 
 from gpuenv.machine import Machine
 from gpuenv.recipes import KnowledgeBase, load_knowledge_base
-from gpuenv.resolve import explain, wsl
+from gpuenv.resolve import explain
 from gpuenv.resolve.assemble import assemble
 from gpuenv.resolve.candidates import candidates
 from gpuenv.resolve.combine import best_combination
@@ -70,6 +70,8 @@ def resolve(
         machine, requirements, kb, python, no_gpu, require_gpu, gpu_index, available
     )
     if target.os_family == "windows" and not target.wsl and target.wants_gpu:
+        from gpuenv.resolve import wsl  # native Windows only: every other plan skips its import
+
         advice = wsl.advice(
             plan,
             target,
