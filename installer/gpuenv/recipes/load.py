@@ -411,19 +411,22 @@ def load_knowledge_base(root: Optional[Path] = None) -> KnowledgeBase:
     return kb
 
 
-# Which content each knowledge-base folder had when last read, by its files' names, sizes and
-# times, as Python's own bytecode cache does: reading and hashing 1 MB of TOML (and loading
-# OpenSSL for it) on every run would cost more than the rest of loading.
+# Which content each knowledge-base folder had when last read, by its files' names, sizes,
+# times and inodes, as Python's own bytecode cache does (by time and size): reading and
+# hashing 1 MB of TOML (and loading OpenSSL for it) on every run would cost more than the rest
+# of loading.
 _STAMPS = f"stamps-{_RECORD_SHAPE}"
 _STAMPED_ROOTS = 8  # an installed copy, a checkout, a test's folder or two
-_Stamp = tuple[tuple[str, int, int, int], ...]
+_Stamp = tuple[tuple[str, int, int, int, int], ...]
 
 
 def _stamp(paths: list[Path]) -> _Stamp:
+    # ctime too: no tool can set it, so an edit that restores the old mtime still shows (on
+    # POSIX; Windows reports the creation time there). The inode tells a reinstalled file.
     stamps = []
     for path in paths:
         st = path.stat()
-        stamps.append((path.name, st.st_size, st.st_mtime_ns, st.st_ctime_ns))
+        stamps.append((path.name, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
     return tuple(stamps)
 
 
