@@ -39,8 +39,9 @@ class KnowledgeBaseHook(BuildHookInterface):
             "PYTHONDONTWRITEBYTECODE": "1",
         }
         subprocess.run([sys.executable, "-c", _LOAD], env=env, check=True, cwd=root)
-        # whatever the loader cached (one entry today: recipes/<hash>.pickle), at the same path
-        pickles = sorted(out.rglob("*.pickle"))
+        # what the loader cached by content (one entry today: recipes/<hash>.pickle), at the
+        # same path; not its stamps file, which names this build's folder and files' times
+        pickles = sorted(p for p in out.rglob("*.pickle") if not p.name.startswith("stamps-"))
         if not pickles:
             raise RuntimeError(f"gpuenv's loader cached nothing in {out}")
         for path in pickles:

@@ -89,19 +89,26 @@ def test_lock_and_install_without_pip(no_pip_gpuenv: Path, tmp_path: Path) -> No
 
 
 def test_the_wheel_ships_the_parsed_knowledge_base(no_pip_gpuenv: Path, tmp_path: Path) -> None:
-    """The first run after an install reads the packaged cache, not the recipes' TOML."""
+    """The first run after an install reads the packaged cache, not the recipes' TOML; it
+    writes only the files' stamps, so later runs neither read nor hash the TOML either."""
     cache = tmp_path / "empty-cache"
     env = {**os.environ, "GPUENV_CACHE_DIR": str(cache)}
     env.pop("GPUENV_RECIPES", None)
     python = no_pip_gpuenv.parent / "python"
     code = (
-        "import gpuenv.recipes as r, gpuenv.recipes.load as load, gpuenv.cache as c;"
+        "import sys, gpuenv.recipes as r, gpuenv.recipes.load as load, gpuenv.cache as c;"
         "load._parse = None;"  # parsing TOML would now fail: the packaged pickle must answer
-        "kb = r.load_knowledge_base(); print(kb.digest, c.PACKAGED)"
+        "kb = r.load_knowledge_base(); print(kb.digest, c.PACKAGED, 'hashlib' in sys.modules)"
     )
     done = subprocess.run([str(python), "-c", code], capture_output=True, text=True, env=env)
     assert done.returncode == 0, done.stderr
-    digest, packaged = done.stdout.split()
+    digest, packaged, hashed = done.stdout.split()
     # keyed by the recipes' digest and the loader's record shape
     assert list((Path(packaged) / "recipes").glob(f"{digest}-*.pickle"))
-    assert not cache.exists()  # nothing had to be written
+    assert hashed == "True"
+    # no parsed copy was written: only the stamps that find the shipped one again
+    written = [p.name for p in (cache / "recipes").iterdir()]
+    assert len(written) == 1 and written[0].startswith("stamps-"), written
+    again = subprocess.run([str(python), "-c", code], capture_output=True, text=True, env=env)
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.split() == [digest, packaged, "False"]
