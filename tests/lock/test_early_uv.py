@@ -257,8 +257,6 @@ def test_the_command_locks_the_fallback_when_the_probe_changes_the_plan(
 
 
 def test_a_failure_after_uv_started_stops_it(
-    describe: Any,
-    kb: Any,
     indexes: dict[str, str],
     slow_uv: str,
     monkeypatch: pytest.MonkeyPatch,
@@ -275,9 +273,8 @@ def test_a_failure_after_uv_started_stops_it(
         started.append((run, run._process))
         return run
 
-    def probe_fails(*args: Any, before_probe: Any, **kw: Any) -> Any:
-        found = sourced(describe, kb, indexes["full"])
-        before_probe(found.ideal)
+    def probe_fails(*args: Any, **kw: Any) -> Any:
+        assert started, "uv starts before the probe"
         raise SourceUnreachableError("could not reach https://index.example/simple/")
 
     monkeypatch.setattr("gpuenv.lock.pypi.find_uv", lambda: slow_uv)

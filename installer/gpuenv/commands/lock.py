@@ -22,7 +22,6 @@ from gpuenv.commands.machine_options import machine_from_options, plan_options
 
 if TYPE_CHECKING:
     from gpuenv.lock.pypi import PipCompile
-    from gpuenv.resolve.plan import Plan
 
 
 @click.command("lock")
@@ -148,9 +147,7 @@ def lock_command(
         format=fmt,
     )
     notes: list[str] = list(indexes.notes)
-    # uv starts on the plan resolved as if every source answered, while the index probe runs;
-    # lock_plan uses that run when the probe leaves the pip part as it was
-    early: Optional[PipCompile] = None
+    early: Optional[PipCompile] = None  # uv, started before the index probe
     try:
         if plan_file is not None:
             plan = _read_plan_file(plan_file)
@@ -163,17 +160,16 @@ def lock_command(
                 python=python, no_gpu=no_gpu, require_gpu=require_gpu, gpu_index=gpu_index
             )
             reqs = requirements or ("torch",)
-            if check or no_probe:
-                ideal = plan = resolve(machine, reqs, kb=kb, **resolve_args)
-            else:
+            ideal = plan = resolve(machine, reqs, kb=kb, **resolve_args)
+            if not (check or no_probe):
+                # uv starts on the plan resolved as if every source answered, then the index
+                # probe runs beside it; lock_plan uses that run when the probe leaves the pip
+                # part as it was
+                early = start_pip_lock(ideal, options)
                 from gpuenv.lock.availability import resolve_with_sources
 
-                def start_uv(ideal: Plan) -> None:
-                    nonlocal early
-                    early = start_pip_lock(ideal, options)
-
                 sourced = resolve_with_sources(
-                    machine, reqs, kb, indexes, before_probe=start_uv, **resolve_args
+                    machine, reqs, kb, indexes, ideal=ideal, **resolve_args
                 )
                 plan, ideal = sourced.plan, sourced.ideal
                 notes += sourced.notes()

@@ -11,19 +11,21 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from gpuenv.atomic_write import check_output_path
 from gpuenv.indexes import IndexConfig, user_index_config
-from gpuenv.lock import conda_lock_api
-from gpuenv.lock.conda import DEFAULT_CHANNELS, CondaArtifact, solve_conda
+from gpuenv.lock.conda import DEFAULT_CHANNELS
 from gpuenv.lock.errors import LockError
-from gpuenv.lock.header import conda_lock_header, pylock_header
-from gpuenv.lock.lockfile import PORTABLE_PREFIX, LockInputs, build_lockfile, write_lockfile
 from gpuenv.lock.names import PYLOCK, check_output
-from gpuenv.lock.portability import configured_sources, not_portable, not_portable_notes
 from gpuenv.lock.pypi import PipCompile, pip_request
 from gpuenv.resolve.plan import Plan
+
+# What only writing a lockfile needs is imported where it is used, so that `gpuenv lock` has
+# uv running before it loads them (uv needs only the plan and the index configuration).
+if TYPE_CHECKING:
+    from gpuenv.lock.conda import CondaArtifact
+    from gpuenv.lock.lockfile import LockInputs
 
 __all__ = [
     "LockError",
@@ -73,6 +75,8 @@ def effective_exclude_newer(plan: Plan, option: str) -> Optional[str]:
 
 
 def lock_inputs(plan: Plan, options: LockOptions, indexes: IndexConfig) -> LockInputs:
+    from gpuenv.lock.lockfile import LockInputs
+
     return LockInputs(
         plan=plan,
         channels=options.channels,
@@ -110,6 +114,8 @@ def start_pip_lock(plan: Plan, options: LockOptions) -> Optional[PipCompile]:
         effective_exclude_newer(plan, options.exclude_newer)
         _refusal(plan, options)
         if options.portable:
+            from gpuenv.lock.portability import configured_sources
+
             configured_sources(indexes)  # refused by lock_plan before uv runs
         request = pip_request(plan, indexes, effective_exclude_newer(plan, options.exclude_newer))
     except Exception:  # lock_plan raises it again, after the probe, as without this
@@ -127,6 +133,12 @@ def lock_plan(
     sources forced a fallback, it differs, and `--check` compares against it (a fallback is
     not staleness). `started`: a uv run from start_pip_lock, used when it is this plan's (its
     request is the one this lock would make), cancelled otherwise."""
+    from gpuenv.lock import conda_lock_api
+    from gpuenv.lock.conda import solve_conda
+    from gpuenv.lock.header import conda_lock_header, pylock_header
+    from gpuenv.lock.lockfile import PORTABLE_PREFIX, build_lockfile, write_lockfile
+    from gpuenv.lock.portability import configured_sources, not_portable, not_portable_notes
+
     try:
         check_output_path(options.output)  # refuse a device or a link before the work, not after
         indexes = options.indexes or user_index_config()

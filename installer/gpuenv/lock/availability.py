@@ -9,7 +9,7 @@ what the others have.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -191,24 +191,23 @@ def resolve_with_sources(
     requirements: Sequence[str],
     kb: KnowledgeBase,
     config: IndexConfig,
-    before_probe: Optional[Callable[[Plan], object]] = None,
+    ideal: Optional[Plan] = None,
     **resolve_args: Any,
 ) -> SourcedPlan:
     """Resolve twice: as if every source answered, and limited to what the sources publish.
 
     When only the second fails and a source did not answer, the network is what failed, not
-    the requirements: that is a SourceUnreachableError (exit 5) naming the sources.
-    `before_probe(ideal)` runs before the sources are asked (`gpuenv lock` starts uv on the
-    ideal plan there: the probe most often confirms it).
+    the requirements: that is a SourceUnreachableError (exit 5) naming the sources. `ideal`:
+    the first, when the caller has resolved it already (`gpuenv lock` starts uv on it while
+    the sources are asked).
     """
     from gpuenv.lock.errors import SourceUnreachableError
     from gpuenv.resolve import ResolveError, resolve
     from gpuenv.resolve.requirements import parse_requirements
 
     frameworks = [r.framework for r in parse_requirements(list(requirements))]
-    ideal = resolve(machine, requirements, kb=kb, **resolve_args)
-    if before_probe is not None:
-        before_probe(ideal)
+    if ideal is None:
+        ideal = resolve(machine, requirements, kb=kb, **resolve_args)
     available = gather(kb, frameworks, machine.platform, config)
     try:
         plan = resolve(machine, requirements, kb=kb, available=available, **resolve_args)

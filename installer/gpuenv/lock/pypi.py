@@ -17,17 +17,10 @@ from pathlib import Path
 from typing import Any, Optional
 from urllib.parse import unquote, urlsplit
 
-from packaging.utils import canonicalize_name
-
 from gpuenv.indexes import IndexConfig
 from gpuenv.lock.errors import LockError, SourceUnreachableError, UnsatisfiableError
 from gpuenv.lock.targets import uv_python_platform
 from gpuenv.resolve.plan import Plan
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 UV_TIMEOUT = 900.0
 _NETWORK_HINTS = re.compile(
@@ -116,6 +109,7 @@ def pip_request(
     for req in plan.pip:
         if req.index:
             from packaging.requirements import Requirement  # only routed requirements need it
+            from packaging.utils import canonicalize_name
 
             routed[canonicalize_name(Requirement(req.requirement).name)] = req.index
     options = (
@@ -229,7 +223,8 @@ class PipCompile:
             if returncode != 0:
                 raise _uv_error(stderr, list(r.requirements), self._plan)
             text = (Path(self._work.name) / "pylock.toml").read_text(encoding="utf-8")
-            return PipLock(_artifacts(text, dict(r.routed)), notes, cutoff, tomllib.loads(text))
+            data = _toml(text)
+            return PipLock(_artifacts(data, dict(r.routed)), notes, cutoff, data)
         finally:
             self.cancel()
 
@@ -288,8 +283,18 @@ def _project(requirements: list[str], routed: dict[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _artifacts(pylock_text: str, routed: dict[str, str]) -> list[PipArtifact]:
-    data = tomllib.loads(pylock_text)
+def _toml(text: str) -> dict[str, Any]:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    return tomllib.loads(text)
+
+
+def _artifacts(data: dict[str, Any], routed: dict[str, str]) -> list[PipArtifact]:
+    """uv's pylock.toml (parsed): one wheel per package, for the target."""
+    from packaging.utils import canonicalize_name
+
     out: list[PipArtifact] = []
     for package in data.get("packages", []):
         name = canonicalize_name(package["name"])
@@ -319,6 +324,8 @@ _NO_WHEEL = (
 
 def no_wheel_packages(stderr: str) -> list[str]:
     """The packages uv could not use because they publish no wheel for the target."""
+    from packaging.utils import canonicalize_name
+
     names: list[str] = []
     for pattern in _NO_WHEEL:
         for match in pattern.finditer(stderr):
