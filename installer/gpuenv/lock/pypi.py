@@ -7,6 +7,7 @@ explicit index), everything else comes from the user's configured index. uv writ
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import subprocess
@@ -44,7 +45,9 @@ class PipArtifact:
         return unquote(urlsplit(self.url).path.rsplit("/", 1)[-1])
 
 
+@functools.lru_cache(maxsize=1)
 def find_uv() -> str:
+    """The uv binary beside this interpreter (looked for once: each look 1-2 ms)."""
     try:
         from uv import find_uv_bin
     except ImportError as exc:  # pragma: no cover - uv is a dependency
@@ -210,6 +213,7 @@ class PipCompile:
             r = self.request
             notes: tuple[str, ...] = ()
             cutoff = bool(r.exclude_newer)
+            toml = _tomllib()  # imported while uv works, not after
             returncode, stderr = self._wait()
             if returncode != 0 and r.exclude_newer and any(h in stderr for h in _CUTOFF_FAILED):
                 notes = (
@@ -223,7 +227,7 @@ class PipCompile:
             if returncode != 0:
                 raise _uv_error(stderr, list(r.requirements), self._plan)
             text = (Path(self._work.name) / "pylock.toml").read_text(encoding="utf-8")
-            data = _toml(text)
+            data = toml.loads(text)
             return PipLock(_artifacts(data, dict(r.routed)), notes, cutoff, data)
         finally:
             self.cancel()
@@ -283,12 +287,12 @@ def _project(requirements: list[str], routed: dict[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _toml(text: str) -> dict[str, Any]:
+def _tomllib() -> Any:
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover
         import tomli as tomllib
-    return tomllib.loads(text)
+    return tomllib
 
 
 def _artifacts(data: dict[str, Any], routed: dict[str, str]) -> list[PipArtifact]:
