@@ -288,3 +288,18 @@ def test_a_failure_after_uv_started_stops_it(
     ((run, process),) = started
     assert_stopped(run, process)
     assert not (tmp_path / "x.conda-lock.yml").exists()
+
+
+def test_a_uv_that_does_not_start_is_left_for_lock_plan_to_report(
+    describe: Any,
+    kb: Any,
+    indexes: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+) -> None:
+    found = sourced(describe, kb, indexes["full"])
+    monkeypatch.setattr("gpuenv.lock.pypi.find_uv", lambda: str(tmp_path / "no-such-uv"))
+    opts = options(indexes["full"], tmp_path / "x.conda-lock.yml")
+    assert start_pip_lock(found.ideal, opts) is None
+    with pytest.raises(FileNotFoundError):  # what lock_plan says of it, with or without
+        lock_plan(found.plan, opts, found.ideal)

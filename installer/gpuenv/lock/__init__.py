@@ -106,21 +106,21 @@ def _refusal(plan: Plan, options: LockOptions) -> None:
 def start_pip_lock(plan: Plan, options: LockOptions) -> Optional[PipCompile]:
     """uv started on `plan`'s pip part now, for lock_plan to use if it locks the same pip part
     (`gpuenv lock` starts it on the plan resolved before the index probe answers, so uv and the
-    probe run side by side). None when lock_plan would refuse these options: it says why then,
-    in its usual order. The caller cancels what lock_plan did not use (`with` it)."""
+    probe run side by side). None when lock_plan would refuse these options, or uv does not
+    start: lock_plan meets that again and says it, in its usual order. The caller cancels what
+    lock_plan did not use."""
     try:
         check_output_path(options.output)
         indexes = options.indexes or user_index_config()
-        effective_exclude_newer(plan, options.exclude_newer)
+        exclude_newer = effective_exclude_newer(plan, options.exclude_newer)
         _refusal(plan, options)
         if options.portable:
             from gpuenv.lock.portability import configured_sources
 
             configured_sources(indexes)  # refused by lock_plan before uv runs
-        request = pip_request(plan, indexes, effective_exclude_newer(plan, options.exclude_newer))
-    except Exception:  # lock_plan raises it again, after the probe, as without this
+        return PipCompile(pip_request(plan, indexes, exclude_newer), plan)
+    except Exception:
         return None
-    return PipCompile(request, plan)
 
 
 def lock_plan(
