@@ -42,6 +42,9 @@ class HostGone(ConnectionError):
     """The index's host name did not exist when last asked (remembered for GONE_TTL)."""
 
 
+Cached = Union[list[str], ProjectMissing, HostGone]  # a listing, or the failure to raise again
+
+
 def failure_text(exc: BaseException) -> str:
     """How a failed look-up is named in the probe's notes (and kept in the cache)."""
     if isinstance(exc, HostGone):
@@ -59,9 +62,6 @@ def ttl() -> float:
 def _path(index: str, project: str) -> Path:
     key = hashlib.sha256(f"{index}\0{project}".encode()).hexdigest()
     return cache_dir() / "index-probe" / f"{key}.json"
-
-
-Cached = Union[list[str], ProjectMissing, HostGone]
 
 
 def _load(path: Path) -> object:
@@ -85,7 +85,7 @@ def _load(path: Path) -> object:
 
 def _read(index: str, project: str, max_age: float, now: float) -> Optional[Cached]:
     """The cached answer (a listing, or the failure to raise again); None when there is none
-    fresh enough. The clock going backwards makes every entry stale, never older than new."""
+    fresh enough. An entry stamped later than now (the clock went back) counts as stale."""
     data = _load(_path(index, project))
     if not isinstance(data, dict) or data.get("index") != index or data.get("project") != project:
         return None
