@@ -303,3 +303,45 @@ def test_a_uv_that_does_not_start_is_left_for_lock_plan_to_report(
     assert start_pip_lock(found.ideal, opts) is None
     with pytest.raises(FileNotFoundError):  # what lock_plan says of it, with or without
         lock_plan(found.plan, opts, found.ideal)
+
+
+def test_uv_starts_before_the_lockfile_writer_and_the_probe_are_imported(
+    indexes: dict[str, str], tmp_path: Path
+) -> None:
+    """What the lock needs only after uv starts (conda-lock's models, yaml, the probe and its
+    HTTP client, the TOML parser) loads while uv works, not before it starts."""
+    heavy = (
+        "conda_lock",
+        "pydantic",
+        "yaml",
+        "requests",
+        "tomllib",
+        "gpuenv.lock.lockfile",
+        "gpuenv.lock.availability",
+        "packaging.tags",
+    )
+    out = tmp_path / "jax.conda-lock.yml"
+    code = (
+        "import subprocess, sys\n"
+        "seen = []\n"
+        "start = subprocess.Popen.__init__\n"
+        "def spy(self, args, *a, **kw):\n"
+        "    if not seen and '--output-file' in args:\n"
+        f"        seen.append(sorted(m for m in {heavy!r} if m in sys.modules))\n"
+        "    start(self, args, *a, **kw)\n"
+        "subprocess.Popen.__init__ = spy\n"
+        "from gpuenv.cli import main\n"
+        "try:\n"
+        f"    main(['lock', *{FLAGS!r}, '-o', {str(out)!r}])\n"
+        "except SystemExit as exc:\n"
+        "    assert exc.code == 0, exc.code\n"
+        f"print(seen, sorted(m for m in {heavy!r} if m in sys.modules))\n"
+    )
+    env = {**os.environ, "PIP_INDEX_URL": indexes["full"], "PIP_CONFIG_FILE": os.devnull}
+    for _ in range(2):  # the first run parses the knowledge base's TOML files into its cache
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+        )
+    before_uv, at_the_end = done.stdout.strip().splitlines()[-1].split("] [")
+    assert before_uv == "[[]"  # uv started once, with none of them loaded
+    assert "conda_lock" in at_the_end and "gpuenv.lock.availability" in at_the_end
