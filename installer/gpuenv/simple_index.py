@@ -61,7 +61,7 @@ def _get(url: str, headers: dict[str, str], timeout: float) -> Any:
         try:
             response = requests.get(url, headers=headers, timeout=timeout)
         except (requests.ConnectionError, requests.Timeout) as exc:
-            if attempt == ATTEMPTS or _unknown_host(exc):
+            if attempt == ATTEMPTS or unknown_host(exc):
                 raise
         else:
             if response.status_code < 500 or attempt == ATTEMPTS:
@@ -70,7 +70,7 @@ def _get(url: str, headers: dict[str, str], timeout: float) -> Any:
     raise AssertionError("unreachable")
 
 
-def _unknown_host(exc: BaseException) -> bool:
+def unknown_host(exc: BaseException) -> bool:
     """The name resolver's definite "no such host" somewhere in the chain of causes (requests
     wraps urllib3's error, which wraps the resolver's); a temporary resolver failure is not."""
     seen: set[int] = set()

@@ -3,13 +3,27 @@
 from __future__ import annotations
 
 import json
+import os
+import socket
+import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from gpuenv.lock.availability import _is_missing_project
-from gpuenv.lock.probe_cache import PROBE_TTL, ProjectMissing, _path, cached_filenames
+from gpuenv.lock.probe_cache import (
+    GONE_TTL,
+    PROBE_TTL,
+    HostGone,
+    ProjectMissing,
+    _path,
+    cached_filenames,
+    failure_text,
+)
 from gpuenv.recipes.online import fetch_filenames
+from gpuenv.simple_index import unknown_host
 from localrepos import build_simple_index, build_wheel, serve_directory
 
 INDEX = "https://mirror.example/simple/"
@@ -141,3 +155,192 @@ def test_a_real_http_index_is_answered_from_cache_once_gone(tmp_path: Path) -> N
     assert first == [wheel.name]
     # the server is gone: a fresh cached answer still comes back, without a request
     assert cached_filenames(url, "torch", fetch, _is_missing_project, now=clock) == first
+
+
+# -- a host name that does not exist --------------------------------------------------------
+
+
+def _resolver_failure(errno: int) -> Exception:
+    """What requests raises when the name look-up fails: the resolver's gaierror deep in its
+    chain of causes (requests' ConnectionError <- urllib3's error <- socket.gaierror)."""
+    gai = socket.gaierror(errno, "resolver says no")
+    inner = OSError("Failed to resolve 'index.example.invalid'")
+    inner.__cause__ = gai
+    outer = ConnectionError("Max retries exceeded with url: /simple/jaxlib/")
+    outer.__context__ = inner
+    return outer
+
+
+def gone(fetch: Index, clock: Clock, index: str = INDEX, project: str = "jaxlib") -> list[str]:
+    return cached_filenames(
+        index, project, fetch, _is_missing_project, now=clock, is_gone=unknown_host
+    )
+
+
+def test_a_host_that_does_not_exist_is_remembered_for_a_minute_with_the_same_words() -> None:
+    clock, fetch = Clock(), Index(_resolver_failure(socket.EAI_NONAME))
+    with pytest.raises(ConnectionError) as first:
+        gone(fetch, clock)
+    clock.t += GONE_TTL - 1
+    with pytest.raises(HostGone) as again:
+        gone(fetch, clock)
+    assert fetch.calls == 1
+    # the probe's note reads as it did when the index was asked
+    assert failure_text(again.value) == failure_text(first.value)
+    assert failure_text(first.value).startswith("ConnectionError: Max retries exceeded")
+    assert not _is_missing_project(again.value)  # unreachable, not a missing project
+    clock.t += 2  # a minute later the host is asked again, and an answer replaces the failure
+    fetch.answer = ["jaxlib-0.10.2-cp311-cp311-manylinux_2_27_x86_64.whl"]
+    assert gone(fetch, clock) == fetch.answer
+    assert gone(fetch, clock) == fetch.answer
+    assert fetch.calls == 2
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        _resolver_failure(socket.EAI_AGAIN),  # the resolver could not answer: temporary
+        ConnectionError("Connection refused"),
+        TimeoutError("read timed out"),
+    ],
+    ids=["resolver-temporary", "refused", "timeout"],
+)
+def test_temporary_failures_are_never_remembered(failure: Exception) -> None:
+    clock, fetch = Clock(), Index(failure)
+    for _ in range(2):
+        with pytest.raises(type(failure)):
+            gone(fetch, clock)
+    assert fetch.calls == 2
+    assert not _path(INDEX, "jaxlib").exists()
+
+
+def test_ttl_zero_remembers_no_missing_host(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GPUENV_PROBE_TTL", "0")
+    clock, fetch = Clock(), Index(_resolver_failure(socket.EAI_NONAME))
+    for _ in range(2):
+        with pytest.raises(ConnectionError):
+            gone(fetch, clock)
+    assert fetch.calls == 2
+
+
+def _gone_entry(**fields: object) -> bytes:
+    base = {"index": INDEX, "project": "jaxlib", "time": 1e6, "files": None, "gone": "E: x"}
+    return json.dumps({**base, **fields}).encode()
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        _gone_entry(time=1e6 + 30),  # the clock went backwards since it was written
+        _gone_entry(time=True),
+        _gone_entry(gone=["not", "text"]),
+        _gone_entry(files=["jaxlib-1-py3-none-any.whl"]),  # both an answer and a failure
+        _gone_entry(index="https://other.example/simple/"),
+        _gone_entry(project="jax"),
+        b"\xff\xfe not even text",
+        b"",
+    ],
+    ids=[
+        "clock-backwards",
+        "bool-time",
+        "bad-gone",
+        "gone-and-files",
+        "other-index",
+        "other-project",
+        "binary",
+        "empty",
+    ],
+)
+def test_a_damaged_or_foreign_failure_entry_is_ignored(content: bytes) -> None:
+    clock, fetch = Clock(), Index(["jaxlib-1-py3-none-any.whl"])
+    path = _path(INDEX, "jaxlib")
+    path.parent.mkdir(parents=True)
+    path.write_bytes(content)
+    assert gone(fetch, clock) == ["jaxlib-1-py3-none-any.whl"]
+    assert fetch.calls == 1
+
+
+def test_the_clock_going_backwards_makes_a_listing_stale_not_fresh_forever() -> None:
+    clock, fetch = Clock(), Index(["a-1-py3-none-any.whl"])
+    get(fetch, clock)
+    clock.t -= 3600  # NTP stepped the clock back an hour
+    get(fetch, clock)
+    assert fetch.calls == 2
+
+
+def test_an_entry_that_is_a_link_is_not_followed_and_is_replaced_not_written_through(
+    tmp_path: Path,
+) -> None:
+    clock = Clock()
+    elsewhere = tmp_path / "planted.json"
+    planted = {"index": INDEX, "project": "torch", "time": clock.t, "files": ["evil.whl"]}
+    elsewhere.write_text(json.dumps(planted))
+    path = _path(INDEX, "torch")
+    path.parent.mkdir(parents=True)
+    path.symlink_to(elsewhere)
+    fetch = Index(["torch-2.7.1-cp311-cp311-linux_x86_64.whl"])
+    assert get(fetch, clock) == fetch.answer  # the link's answer was not taken
+    assert json.loads(elsewhere.read_text()) == planted  # nor written through
+    assert path.is_file() and not path.is_symlink()  # the entry is now gpuenv's own file
+    assert get(fetch, clock) == fetch.answer and fetch.calls == 1
+
+
+def test_an_entry_that_is_a_folder_costs_a_fetch_each_time_and_leaves_no_litter() -> None:
+    clock, fetch = Clock(), Index(["torch-1-py3-none-any.whl"])
+    folder = _path(INDEX, "torch")
+    folder.mkdir(parents=True)
+    (folder / "inside").write_text("x")
+    assert get(fetch, clock) == fetch.answer
+    assert get(fetch, clock) == fetch.answer
+    assert fetch.calls == 2
+    assert (folder / "inside").read_text() == "x"
+    assert [p.name for p in folder.parent.iterdir()] == [folder.name]  # no temporary file left
+
+
+def test_an_entry_that_is_a_fifo_is_not_waited_on_and_is_replaced() -> None:
+    clock, fetch = Clock(), Index(["jax-1-py3-none-any.whl"])
+    fifo = _path(INDEX, "jax")
+    fifo.parent.mkdir(parents=True)
+    os.mkfifo(fifo)  # opening it for reading would wait for a writer forever
+    assert get(fetch, clock, project="jax") == fetch.answer
+    assert stat.S_ISREG(fifo.lstat().st_mode)
+    assert get(fetch, clock, project="jax") == fetch.answer and fetch.calls == 1
+
+
+def test_a_lock_offline_from_a_missing_host_imports_no_http_client_the_second_time(
+    cache: Path,
+) -> None:
+    """The benchmark's case: every index the knowledge base names for jax on linux-64 has a
+    host this network cannot resolve. The second probe answers from the cache, in a fresh
+    interpreter, without importing requests, with the same notes."""
+    code = (
+        "import sys\n"
+        "from gpuenv.indexes import IndexConfig\n"
+        "from gpuenv.lock import availability\n"
+        "from gpuenv.recipes import load_knowledge_base\n"
+        "from gpuenv import simple_index\n"
+        "asked = []\n"
+        "def fetch(index, project):\n"
+        "    asked.append(index)\n"
+        "    raise ConnectionError(f'{index}: no such host')\n"
+        "availability._fetch = fetch\n"
+        "availability.unknown_host = lambda exc: 'no such host' in str(exc)\n"
+        f"found = availability.gather(load_knowledge_base(), ['jax'], 'linux-64',"
+        f" IndexConfig(index_url={INDEX!r}))\n"
+        "print(sorted(found.unreachable))\n"
+        "print(len(asked), 'requests' in sys.modules)\n"
+    )
+    env = {**os.environ, "GPUENV_CACHE_DIR": str(cache)}
+
+    def probe() -> list[str]:
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+        )
+        return done.stdout.strip().splitlines()
+
+    first, second = probe(), probe()
+    assert first[0] == second[0]  # the same notes
+    assert first[1] == "3 False"  # jax and jaxlib on the index, jaxlib on the JAX CUDA page
+    assert second[1] == "0 False"  # nothing asked again, no HTTP client imported
+    assert INDEX in second[0] and "jax_cuda_releases" in second[0]
+    assert "no such host" in second[0]

@@ -279,7 +279,7 @@ def test_the_header_command_is_the_command_given(
 
     seen: dict[str, Any] = {}
 
-    def fake_lock_plan(plan: Plan, options: Any, ideal: Any = None) -> Any:
+    def fake_lock_plan(plan: Plan, options: Any, ideal: Any = None, started: Any = None) -> Any:
         seen["command"] = options.command
         seen["output"] = options.output
         raise LockError("stop here")

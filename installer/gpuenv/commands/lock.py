@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import shlex
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import click
 
@@ -19,6 +20,9 @@ from gpuenv.commands.lock_json import (
     locked_json,
 )
 from gpuenv.commands.machine_options import machine_from_options, plan_options
+
+if TYPE_CHECKING:
+    from gpuenv.lock.pypi import PipCompile
 
 
 @click.command("lock")
@@ -107,7 +111,7 @@ def lock_command(
 ) -> None:
     """Lock REQUIREMENTS (torch, 'tensorflow>=2.11', jax) for a machine into a reproducible lockfile."""
     from gpuenv.indexes import user_index_config
-    from gpuenv.lock import LockOptions, check_lockfile, lock_plan
+    from gpuenv.lock import LockOptions, check_lockfile, lock_plan, start_pip_lock
     from gpuenv.lock.conda import DEFAULT_CHANNELS
     from gpuenv.lock.names import PYLOCK, LockNameError, check_output, default_output
     from gpuenv.recipes import load_knowledge_base
@@ -144,44 +148,57 @@ def lock_command(
         format=fmt,
     )
     notes: list[str] = list(indexes.notes)
-    if plan_file is not None:
-        plan = _read_plan_file(plan_file)
-        ideal = plan
-    else:
-        machine = machine_from_options(
-            kb, machine_file=machine_file, gpu=gpu, driver=driver, os_name=os_name, arch=arch
-        )
-        resolve_args: dict[str, Any] = dict(
-            python=python, no_gpu=no_gpu, require_gpu=require_gpu, gpu_index=gpu_index
-        )
-        reqs = requirements or ("torch",)
-        if check or no_probe:
-            ideal = plan = resolve(machine, reqs, kb=kb, **resolve_args)
+    early: Optional[PipCompile] = None  # uv, started before the index probe
+    try:
+        if plan_file is not None:
+            plan = _read_plan_file(plan_file)
+            ideal = plan
         else:
-            from gpuenv.lock.availability import resolve_with_sources
-
-            sourced = resolve_with_sources(machine, reqs, kb, indexes, **resolve_args)
-            plan, ideal = sourced.plan, sourced.ideal
-            notes += sourced.notes()
-    if check:
-        ok, message = check_lockfile(plan, options)
-        if as_json:
-            json_output.emit_result(
-                click.get_current_context(),
-                ok=ok,
-                exit_status=1,
-                check=True,
-                **check_json(ok, message, options.output, plan),
+            machine = machine_from_options(
+                kb, machine_file=machine_file, gpu=gpu, driver=driver, os_name=os_name, arch=arch
             )
-        if not (as_json and ok):  # stdout holds only the JSON document
-            click.echo(message, err=not ok)
-        raise SystemExit(0 if ok else 1)
-    for note in notes:
-        click.echo(f"note: {note}", err=True)
-    for warning in plan.warnings:
-        click.echo(f"warning: {warning}", err=True)
-    before = file_sha256(options.output) if as_json else None
-    result = lock_plan(plan, options, ideal)
+            resolve_args: dict[str, Any] = dict(
+                python=python, no_gpu=no_gpu, require_gpu=require_gpu, gpu_index=gpu_index
+            )
+            reqs = requirements or ("torch",)
+            ideal = plan = resolve(machine, reqs, kb=kb, **resolve_args)
+            if not (check or no_probe):
+                # uv starts on the plan resolved as if every source answered, then the index
+                # probe runs beside it; lock_plan uses that run when the probe leaves the pip
+                # part as it was
+                early = start_pip_lock(ideal, options)
+                from gpuenv.lock.availability import resolve_with_sources
+
+                sourced = resolve_with_sources(
+                    machine, reqs, kb, indexes, ideal=ideal, **resolve_args
+                )
+                plan, ideal = sourced.plan, sourced.ideal
+                notes += sourced.notes()
+        if check:
+            ok, message = check_lockfile(plan, options)
+            if as_json:
+                json_output.emit_result(
+                    click.get_current_context(),
+                    ok=ok,
+                    exit_status=1,
+                    check=True,
+                    **check_json(ok, message, options.output, plan),
+                )
+            if not (as_json and ok):  # stdout holds only the JSON document
+                click.echo(message, err=not ok)
+            raise SystemExit(0 if ok else 1)
+        for note in notes:
+            click.echo(f"note: {note}", err=True)
+        for warning in plan.warnings:
+            click.echo(f"warning: {warning}", err=True)
+        before = file_sha256(options.output) if as_json else None
+        result = lock_plan(plan, options, ideal, started=early)
+    finally:
+        if early is not None:  # not used (a failure, or the probe changed the plan): stopped
+            early.cancel()
+    # The lockfile is written and nothing left needs the cycle collector: without this, the
+    # interpreter's last collection at exit walks every object conda-lock's models made (50 ms)
+    gc.freeze()
     for note in result.notes:
         if note not in notes:
             click.echo(f"note: {note}", err=True)

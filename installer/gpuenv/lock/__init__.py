@@ -11,21 +11,31 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from gpuenv.atomic_write import check_output_path
 from gpuenv.indexes import IndexConfig, user_index_config
-from gpuenv.lock import conda_lock_api
-from gpuenv.lock.conda import DEFAULT_CHANNELS, solve_conda
+from gpuenv.lock.conda import DEFAULT_CHANNELS
 from gpuenv.lock.errors import LockError
-from gpuenv.lock.header import conda_lock_header, pylock_header
-from gpuenv.lock.lockfile import PORTABLE_PREFIX, LockInputs, build_lockfile, write_lockfile
 from gpuenv.lock.names import PYLOCK, check_output
-from gpuenv.lock.portability import configured_sources, not_portable, not_portable_notes
-from gpuenv.lock.pypi import compile_pip
+from gpuenv.lock.pypi import PipCompile, pip_request
 from gpuenv.resolve.plan import Plan
 
-__all__ = ["LockError", "LockOptions", "LockResult", "check_lockfile", "lock_plan", "plan_changes"]
+# What only writing a lockfile needs is imported where it is used, so that `gpuenv lock` has
+# uv running before it loads them (uv needs only the plan and the index configuration).
+if TYPE_CHECKING:
+    from gpuenv.lock.conda import CondaArtifact
+    from gpuenv.lock.lockfile import LockInputs
+
+__all__ = [
+    "LockError",
+    "LockOptions",
+    "LockResult",
+    "check_lockfile",
+    "lock_plan",
+    "plan_changes",
+    "start_pip_lock",
+]
 
 
 @dataclass(frozen=True)
@@ -65,6 +75,8 @@ def effective_exclude_newer(plan: Plan, option: str) -> Optional[str]:
 
 
 def lock_inputs(plan: Plan, options: LockOptions, indexes: IndexConfig) -> LockInputs:
+    from gpuenv.lock.lockfile import LockInputs
+
     return LockInputs(
         plan=plan,
         channels=options.channels,
@@ -75,14 +87,8 @@ def lock_inputs(plan: Plan, options: LockOptions, indexes: IndexConfig) -> LockI
     )
 
 
-def lock_plan(plan: Plan, options: LockOptions, ideal: Optional[Plan] = None) -> LockResult:
-    """Lock `plan`. `ideal` is the plan resolve gives with every source reachable; when the
-    sources forced a fallback, it differs, and `--check` compares against it (a fallback is
-    not staleness)."""
-    check_output_path(options.output)  # refuse a device or a link before the work, not after
-    indexes = options.indexes or user_index_config()
-    inputs = lock_inputs(plan, options, indexes)
-    intent = lock_inputs(ideal, options, indexes).digest() if ideal else inputs.digest()
+def _refusal(plan: Plan, options: LockOptions) -> None:
+    """Raise what lock_plan refuses of the output's name, the format and the options."""
     check_output(options.format, options.output)
     if options.format == PYLOCK and plan.conda:
         raise LockError(
@@ -95,14 +101,78 @@ def lock_plan(plan: Plan, options: LockOptions, ideal: Optional[Plan] = None) ->
             " and uv and pip need it. Lock without --portable (the URLs of your index), or"
             " write a portable conda-lock file (--format conda-lock)."
         )
-    # gpuenv reads the user's index configuration itself to tell which wheels an index
-    # publishes: a location it cannot read is refused now, before uv runs
-    sources = configured_sources(indexes) if options.portable else None
-    # conda-lock's models (0.1-0.2 s of imports) load while uv and rattler work in child processes
-    models = _load_in_background(conda_lock_api.load) if options.format != "pylock" else None
-    pip_lock = compile_pip(plan, indexes=indexes, exclude_newer=inputs.exclude_newer)
+
+
+def start_pip_lock(plan: Plan, options: LockOptions) -> Optional[PipCompile]:
+    """uv started on `plan`'s pip part now, for lock_plan to use if it locks the same pip part
+    (`gpuenv lock` starts it on the plan resolved before the index probe answers, so uv and the
+    probe run side by side). None when lock_plan would refuse these options, or uv does not
+    start: lock_plan meets that again and says it, in its usual order. The caller cancels what
+    lock_plan did not use."""
+    try:
+        check_output_path(options.output)
+        indexes = options.indexes or user_index_config()
+        exclude_newer = effective_exclude_newer(plan, options.exclude_newer)
+        _refusal(plan, options)
+        if options.portable:
+            from gpuenv.lock.portability import configured_sources
+
+            configured_sources(indexes)  # refused by lock_plan before uv runs
+        return PipCompile(pip_request(plan, indexes, exclude_newer), plan)
+    except Exception:
+        return None
+
+
+def lock_plan(
+    plan: Plan,
+    options: LockOptions,
+    ideal: Optional[Plan] = None,
+    started: Optional[PipCompile] = None,
+) -> LockResult:
+    """Lock `plan`. `ideal` is the plan resolve gives with every source reachable; when the
+    sources forced a fallback, it differs, and `--check` compares against it (a fallback is
+    not staleness). `started`: a uv run from start_pip_lock, used when it is this plan's (its
+    request is the one this lock would make), cancelled otherwise."""
+    from gpuenv.lock import conda_lock_api
+    from gpuenv.lock.conda import solve_conda
+    from gpuenv.lock.header import conda_lock_header, pylock_header
+    from gpuenv.lock.lockfile import PORTABLE_PREFIX, build_lockfile, write_lockfile
+    from gpuenv.lock.portability import configured_sources, not_portable, not_portable_notes
+
+    try:
+        check_output_path(options.output)  # refuse a device or a link before the work, not after
+        indexes = options.indexes or user_index_config()
+        inputs = lock_inputs(plan, options, indexes)
+        intent = lock_inputs(ideal, options, indexes).digest() if ideal else inputs.digest()
+        _refusal(plan, options)
+        # gpuenv reads the user's index configuration itself to tell which wheels an index
+        # publishes: a location it cannot read is refused now, before uv runs
+        sources = configured_sources(indexes) if options.portable else None
+        request = pip_request(plan, indexes, inputs.exclude_newer)
+    except BaseException:
+        if started is not None:
+            started.cancel()
+        raise
+    if started is None or started.request != request:
+        if started is not None:  # the probe changed the plan's pip part: lock what it allows
+            from gpuenv.output import debug
+
+            started.cancel()
+            debug("the index probe changed the plan: uv runs again on the plan it allows")
+        started = PipCompile(request, plan)
+    with started:
+        # conda-lock's models (0.1-0.2 s of imports) load while uv and rattler work in child
+        # processes
+        models = _load_in_background(conda_lock_api.load) if options.format != "pylock" else None
+        try:
+            conda: list[CondaArtifact] = solve_conda(plan, channels=options.channels)
+            failed: Optional[Exception] = None
+        except Exception as exc:  # uv's failure is told first, as when uv ran alone first
+            conda, failed = [], exc
+        pip_lock = started.result()
+        if failed is not None:
+            raise failed
     pip = pip_lock.artifacts
-    conda = solve_conda(plan, channels=options.channels)
     fallback = plan_changes(ideal, plan) if ideal else []
     # wheels no index publishes keep their own URL in a portable lockfile, and the lock says so
     local = not_portable(pip, sources) if sources is not None else {}

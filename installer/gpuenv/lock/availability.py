@@ -13,13 +13,13 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 from urllib.parse import unquote
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
 from gpuenv.indexes import IndexConfig, IndexConfigError, UvSources, default_index_url, uv_sources
-from gpuenv.lock.probe_cache import cached_filenames
+from gpuenv.lock.probe_cache import cached_filenames, failure_text
 from gpuenv.machine import Machine
 from gpuenv.recipes import KnowledgeBase
 from gpuenv.recipes.fresh import newer_releases
@@ -27,6 +27,7 @@ from gpuenv.recipes.online import fetch_filenames, platform_of
 from gpuenv.resolve.plan import Plan
 from gpuenv.resolve.rules import labelled_project
 from gpuenv.resolve.target import Availability
+from gpuenv.simple_index import unknown_host
 
 PROBE_TIMEOUT = 15.0
 
@@ -115,7 +116,11 @@ def gather(
     def probe(job: tuple[str, str]) -> tuple[str, str, list[str] | Exception]:
         pkg, index = job
         try:
-            return pkg, index, cached_filenames(index, pkg, _fetch, _is_missing_project)
+            return (
+                pkg,
+                index,
+                cached_filenames(index, pkg, _fetch, _is_missing_project, is_gone=unknown_host),
+            )
         except Exception as exc:  # every failure is a note, never a crash
             return pkg, index, exc
 
@@ -123,9 +128,7 @@ def gather(
         for pkg, index, result in pool.map(probe, jobs):
             if isinstance(result, Exception):
                 if not _is_missing_project(result):
-                    unreachable[index] = (
-                        f"{index}: unreachable ({type(result).__name__}: {str(result)[:80]})"
-                    )
+                    unreachable[index] = f"{index}: unreachable ({failure_text(result)})"
                 continue
             found[pkg].add(result, platform, index)
     for link in [*config.find_links, *uv.find_links]:
@@ -188,20 +191,24 @@ def resolve_with_sources(
     requirements: Sequence[str],
     kb: KnowledgeBase,
     config: IndexConfig,
+    ideal: Optional[Plan] = None,
     **resolve_args: Any,
 ) -> SourcedPlan:
     """Resolve twice: as if every source answered, and limited to what the sources publish.
 
     When only the second fails and a source did not answer, the network is what failed, not
-    the requirements: that is a SourceUnreachableError (exit 5) naming the sources.
+    the requirements: that is a SourceUnreachableError (exit 5) naming the sources. `ideal`:
+    the first, when the caller has resolved it already (`gpuenv lock` starts uv on it while
+    the sources are asked).
     """
     from gpuenv.lock.errors import SourceUnreachableError
     from gpuenv.resolve import ResolveError, resolve
     from gpuenv.resolve.requirements import parse_requirements
 
     frameworks = [r.framework for r in parse_requirements(list(requirements))]
+    if ideal is None:
+        ideal = resolve(machine, requirements, kb=kb, **resolve_args)
     available = gather(kb, frameworks, machine.platform, config)
-    ideal = resolve(machine, requirements, kb=kb, **resolve_args)
     try:
         plan = resolve(machine, requirements, kb=kb, available=available, **resolve_args)
     except ResolveError as exc:

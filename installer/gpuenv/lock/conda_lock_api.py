@@ -4,14 +4,22 @@
 back-ends): more than a second, for reading and writing a YAML file. gpuenv needs only
 `conda_lock.lockfile` and `conda_lock.models`, which do not use the package's `__init__`, so the
 package is registered as a bare namespace over its real folder before they are imported.
+
+`conda_lock.lockfile` also imports `conda_lock.lookup` (the conda-to-PyPI name mapping, which
+downloads its table: it imports requests, filelock and platformdirs, 60-90 ms) for
+`apply_categories` alone, which gpuenv never calls. A stand-in takes its place until something
+asks it for a name: then the real module is imported and answers.
 """
 
 from __future__ import annotations
 
+import importlib
 import importlib.util
 import sys
 import types
 from typing import Any
+
+_LOOKUP = "conda_lock.lookup"
 
 
 def load() -> types.SimpleNamespace:
@@ -24,6 +32,8 @@ def load() -> types.SimpleNamespace:
         package.__spec__ = spec
         package.__file__ = spec.origin
         sys.modules["conda_lock"] = package
+    if _LOOKUP not in sys.modules:
+        sys.modules[_LOOKUP] = _LookupStandIn(_LOOKUP)
     from conda_lock.lockfile import parse_conda_lock_file, write_conda_lock_file
     from conda_lock.lockfile.v1.models import HashModel
     from conda_lock.lockfile.v2prelim.models import LockedDependency, Lockfile, LockMeta
@@ -39,3 +49,25 @@ def load() -> types.SimpleNamespace:
         Channel=Channel,
     )
     return api  # type: ignore[no-any-return]
+
+
+def real_lookup() -> types.ModuleType:
+    """conda-lock's own `conda_lock.lookup`, imported now if only the stand-in was."""
+    if isinstance(sys.modules.get(_LOOKUP), _LookupStandIn):
+        del sys.modules[_LOOKUP]
+    return importlib.import_module(_LOOKUP)
+
+
+class _LookupStandIn(types.ModuleType):
+    """`conda_lock.lookup` until it is used: every name it is asked for is the real module's."""
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__"):  # the import system's own questions (__path__, __spec__, ...)
+            raise AttributeError(name)
+        if name == "conda_name_to_pypi_name":  # what `from conda_lock.lookup import` binds
+            return _conda_name_to_pypi_name
+        return getattr(real_lookup(), name)
+
+
+def _conda_name_to_pypi_name(*args: Any, **kwargs: Any) -> Any:
+    return real_lookup().conda_name_to_pypi_name(*args, **kwargs)

@@ -7,6 +7,7 @@ explicit index), everything else comes from the user's configured index. uv writ
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 import subprocess
@@ -17,18 +18,10 @@ from pathlib import Path
 from typing import Any, Optional
 from urllib.parse import unquote, urlsplit
 
-from packaging.requirements import Requirement
-from packaging.utils import canonicalize_name
-
 from gpuenv.indexes import IndexConfig
 from gpuenv.lock.errors import LockError, SourceUnreachableError, UnsatisfiableError
 from gpuenv.lock.targets import uv_python_platform
 from gpuenv.resolve.plan import Plan
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 UV_TIMEOUT = 900.0
 _NETWORK_HINTS = re.compile(
@@ -52,7 +45,9 @@ class PipArtifact:
         return unquote(urlsplit(self.url).path.rsplit("/", 1)[-1])
 
 
+@functools.lru_cache(maxsize=1)
 def find_uv() -> str:
+    """The uv binary beside this interpreter (looked for once: each look 1-2 ms)."""
     try:
         from uv import find_uv_bin
     except ImportError as exc:  # pragma: no cover - uv is a dependency
@@ -84,60 +79,175 @@ def compile_pip(
     An index that publishes no upload times (many mirrors) cannot honour `exclude_newer`, nor
     can a stack that pins something newer: the lock is then made without it, and a note says so.
     """
+    with PipCompile(pip_request(plan, indexes, exclude_newer, uv), plan) as run:
+        return run.result()
+
+
+@dataclass(frozen=True)
+class PipRequest:
+    """Everything uv is given for one pip lock. Two equal requests get the same answer, which
+    is what lets a lock reuse a uv run started before the index probe confirmed the plan."""
+
+    uv: str
+    project: str  # the pyproject.toml uv resolves
+    constraints: str  # constraints.txt
+    options: tuple[str, ...]  # target, format and safety options
+    index_args: tuple[str, ...]  # the user's indexes
+    cutoff: tuple[str, ...]  # --exclude-newer and its exceptions, dropped on a retry
+    exclude_newer: Optional[str]
+    requirements: tuple[str, ...]
+    routed: tuple[tuple[str, str], ...]  # project -> the explicit index it comes from
+    sources: str  # the indexes, for people
+
+    @property
+    def empty(self) -> bool:
+        return not self.requirements
+
+
+def pip_request(
+    plan: Plan, indexes: IndexConfig, exclude_newer: Optional[str], uv: Optional[str] = None
+) -> PipRequest:
     requirements = [p.requirement for p in plan.pip] + list(plan.companions)
-    if not requirements:
-        return PipLock([])
     routed: dict[str, str] = {}  # project -> explicit index
     for req in plan.pip:
         if req.index:
+            from packaging.requirements import Requirement  # only routed requirements need it
+            from packaging.utils import canonicalize_name
+
             routed[canonicalize_name(Requirement(req.requirement).name)] = req.index
-    with tempfile.TemporaryDirectory(prefix="gpuenv-lock-") as tmp:
-        work = Path(tmp)
-        (work / "pyproject.toml").write_text(_project(requirements, routed), encoding="utf-8")
-        (work / "constraints.txt").write_text(
-            "".join(c + "\n" for c in plan.constraints), encoding="utf-8"
-        )
-        out = work / "pylock.toml"
-        cmd = [
-            uv or find_uv(),
+    options = (
+        "--format",
+        "pylock.toml",
+        "--python-version",
+        plan.python,
+        "--python-platform",
+        uv_python_platform(plan.platform, plan.glibc),
+        # uv looks for an interpreter of that version otherwise; any will do for a lock
+        "--python",
+        sys.executable,
+        "--no-header",
+        "--quiet",
+        # never build an sdist to read its metadata: a build runs the package's code
+        "--no-build",
+    )
+    return PipRequest(
+        uv=(uv or find_uv()) if requirements else "",
+        project=_project(requirements, routed),
+        constraints="".join(c + "\n" for c in plan.constraints),
+        options=options,
+        index_args=tuple(indexes.uv_args()),
+        cutoff=tuple(_cutoff_args(exclude_newer, routed)),
+        exclude_newer=exclude_newer,
+        requirements=tuple(requirements),
+        routed=tuple(routed.items()),
+        sources=", ".join(indexes.all_indexes() + tuple(routed.values())) or "the default index",
+    )
+
+
+class PipCompile:
+    """One `uv pip compile`, started at once in its own folder; `result()` waits for it,
+    `cancel()` (or leaving the `with` block without a result) stops it and removes its files.
+    """
+
+    def __init__(self, request: PipRequest, plan: Plan) -> None:
+        self.request = request
+        self._plan = plan  # for messages: its platform and Python are in the request
+        self._work: Optional[tempfile.TemporaryDirectory[str]] = None
+        self._process: Optional[subprocess.Popen[str]] = None
+        if request.empty:
+            return
+        self._work = tempfile.TemporaryDirectory(prefix="gpuenv-lock-")
+        try:
+            work = Path(self._work.name)
+            (work / "pyproject.toml").write_text(request.project, encoding="utf-8")
+            (work / "constraints.txt").write_text(request.constraints, encoding="utf-8")
+            self._process = self._start(with_cutoff=True)
+        except BaseException:
+            self.cancel()
+            raise
+
+    def _command(self, with_cutoff: bool) -> list[str]:
+        assert self._work is not None
+        work, r = Path(self._work.name), self.request
+        return [
+            r.uv,
             "pip",
             "compile",
             str(work / "pyproject.toml"),
             "--output-file",
-            str(out),
-            "--format",
-            "pylock.toml",
-            "--python-version",
-            plan.python,
-            "--python-platform",
-            uv_python_platform(plan.platform, plan.glibc),
-            # uv looks for an interpreter of that version otherwise; any will do for a lock
-            "--python",
-            sys.executable,
-            "--no-header",
-            "--quiet",
-            # never build an sdist to read its metadata: a build runs the package's code
-            "--no-build",
+            str(work / "pylock.toml"),
+            *r.options,
             "--constraint",
             str(work / "constraints.txt"),
-            *indexes.uv_args(),
+            *r.index_args,
+            *(r.cutoff if with_cutoff else ()),
         ]
-        sources = ", ".join(indexes.all_indexes() + tuple(routed.values())) or "the default index"
-        notes: tuple[str, ...] = ()
-        cutoff = bool(exclude_newer)
-        done = _run_uv(cmd + _cutoff_args(exclude_newer, routed), sources)
-        if done.returncode != 0 and exclude_newer and any(h in done.stderr for h in _CUTOFF_FAILED):
-            notes = (
-                f"the dependencies could not be locked as of {exclude_newer} (the index publishes"
-                " no upload times, or a pinned package is newer); locked without that cut-off,"
-                " with the knowledge base's companion pins",
-            )
-            cutoff = False
-            done = _run_uv(cmd, sources)
-        if done.returncode != 0:
-            raise _uv_error(done.stderr, requirements, plan)
-        text = out.read_text(encoding="utf-8")
-        return PipLock(_artifacts(text, routed), notes, cutoff, tomllib.loads(text))
+
+    def _start(self, with_cutoff: bool) -> subprocess.Popen[str]:
+        from gpuenv.output import log_command
+
+        cmd = self._command(with_cutoff)
+        log_command(cmd)
+        return subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True
+        )
+
+    def _wait(self) -> tuple[int, str]:
+        assert self._process is not None
+        try:
+            _, stderr = self._process.communicate(timeout=UV_TIMEOUT)
+        except subprocess.TimeoutExpired as exc:
+            self.cancel()
+            raise SourceUnreachableError(
+                f"uv did not finish resolving within {UV_TIMEOUT:.0f}s; an index may be"
+                f" unreachable ({self.request.sources})"
+            ) from exc
+        return self._process.returncode, stderr
+
+    def result(self) -> PipLock:
+        if self._process is None or self._work is None:
+            if self.request.empty:
+                return PipLock([])
+            raise LockError("this uv run was cancelled")
+        try:
+            r = self.request
+            notes: tuple[str, ...] = ()
+            cutoff = bool(r.exclude_newer)
+            toml = _tomllib()  # imported while uv works, not after
+            returncode, stderr = self._wait()
+            if returncode != 0 and r.exclude_newer and any(h in stderr for h in _CUTOFF_FAILED):
+                notes = (
+                    f"the dependencies could not be locked as of {r.exclude_newer} (the index"
+                    " publishes no upload times, or a pinned package is newer); locked without"
+                    " that cut-off, with the knowledge base's companion pins",
+                )
+                cutoff = False
+                self._process = self._start(with_cutoff=False)
+                returncode, stderr = self._wait()
+            if returncode != 0:
+                raise _uv_error(stderr, list(r.requirements), self._plan)
+            text = (Path(self._work.name) / "pylock.toml").read_text(encoding="utf-8")
+            data = toml.loads(text)
+            return PipLock(_artifacts(data, dict(r.routed)), notes, cutoff, data)
+        finally:
+            self.cancel()
+
+    def cancel(self) -> None:
+        """Stop uv if it still runs and remove its folder; safe to call again."""
+        process, self._process = self._process, None
+        if process is not None and process.poll() is None:
+            process.kill()
+        if process is not None:
+            process.communicate()  # reap it and close its pipes
+        work, self._work = self._work, None
+        if work is not None:
+            work.cleanup()
+
+    def __enter__(self) -> PipCompile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.cancel()
 
 
 def _cutoff_args(exclude_newer: Optional[str], routed: dict[str, str]) -> list[str]:
@@ -148,19 +258,6 @@ def _cutoff_args(exclude_newer: Optional[str], routed: dict[str, str]) -> list[s
     for project in sorted(routed):
         args += ["--exclude-newer-package", f"{project}=false"]
     return args
-
-
-def _run_uv(cmd: list[str], sources: str) -> subprocess.CompletedProcess[str]:
-    from gpuenv.output import log_command
-
-    log_command(cmd)
-    try:
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=UV_TIMEOUT, check=False)
-    except subprocess.TimeoutExpired as exc:
-        raise SourceUnreachableError(
-            f"uv did not finish resolving within {UV_TIMEOUT:.0f}s; an index may be unreachable"
-            f" ({sources})"
-        ) from exc
 
 
 def _project(requirements: list[str], routed: dict[str, str]) -> str:
@@ -190,8 +287,18 @@ def _project(requirements: list[str], routed: dict[str, str]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _artifacts(pylock_text: str, routed: dict[str, str]) -> list[PipArtifact]:
-    data = tomllib.loads(pylock_text)
+def _tomllib() -> Any:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    return tomllib
+
+
+def _artifacts(data: dict[str, Any], routed: dict[str, str]) -> list[PipArtifact]:
+    """uv's pylock.toml (parsed): one wheel per package, for the target."""
+    from packaging.utils import canonicalize_name
+
     out: list[PipArtifact] = []
     for package in data.get("packages", []):
         name = canonicalize_name(package["name"])
@@ -221,6 +328,8 @@ _NO_WHEEL = (
 
 def no_wheel_packages(stderr: str) -> list[str]:
     """The packages uv could not use because they publish no wheel for the target."""
+    from packaging.utils import canonicalize_name
+
     names: list[str] = []
     for pattern in _NO_WHEEL:
         for match in pattern.finditer(stderr):
