@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import json
 import shlex
 from pathlib import Path
@@ -196,9 +195,6 @@ def lock_command(
     finally:
         if early is not None:  # not used (a failure, or the probe changed the plan): stopped
             early.cancel()
-    # The lockfile is written and nothing left needs the cycle collector: without this, the
-    # interpreter's last collection at exit walks every object conda-lock's models made (50 ms)
-    gc.freeze()
     for note in result.notes:
         if note not in notes:
             click.echo(f"note: {note}", err=True)
