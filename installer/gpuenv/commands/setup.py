@@ -283,7 +283,10 @@ def _lock_install_verify(
                 chosen.plan,
                 LockOptions(output=pending, portable=portable, indexes=indexes),
             )
-        locked = replace(read_lockfile(pending or chosen.lockfile), path=chosen.lockfile)
+        if pending is None and chosen.locked is not None:
+            locked = chosen.locked  # the lab's lockfile, read once already for the plan
+        else:
+            locked = replace(read_lockfile(pending or chosen.lockfile), path=chosen.lockfile)
         # fail fast: before anything is downloaded
         base_python = check_python_available(locked, uv=find_uv())
         files = gather(
