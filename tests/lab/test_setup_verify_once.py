@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -85,15 +86,25 @@ def test_a_framework_that_does_not_import_is_never_switched_to(
     assert EnvLocation.named("broken").current() is None
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="a /bin/sh wrapper around uv")
 def test_setup_reads_the_lab_lockfile_once(
     counting_repos: InstallRepos,
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    """The lockfile read for the plan is the one installed: parsed once, not again."""
+    """The lockfile read for the plan is the one installed: parsed once, not again; and uv looks
+    for its Python once (started before setup's imports and checks, answered for the venv)."""
     import gpuenv.lock.read as read_module
+    import gpuenv.uv_binary as uv_binary
     from gpuenv.cli import main
+
+    real_uv = uv_binary.find_uv()
+    calls = tmp_path / "uv-calls"
+    wrapper = tmp_path / "uv"
+    wrapper.write_text(f'#!/bin/sh\necho "$@" >> "{calls}"\nexec "{real_uv}" "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setattr(uv_binary, "find_uv", lambda: str(wrapper))
 
     lab = tmp_path / "lab.toml"
     lab.write_text(LAB)
@@ -115,3 +126,9 @@ def test_setup_reads_the_lab_lockfile_once(
     assert parsed == [lockfile], err
     assert EnvLocation.named("read-once").current() is not None, err
     assert (tmp_path / "imports.log").read_text().splitlines() == ["jax imported"]
+    commands = [line.split()[:2] for line in calls.read_text().splitlines()]
+    assert commands == [
+        ["python", "find"],
+        ["venv", str(EnvLocation.named("read-once").current())],
+        ["pip", "install"],
+    ]

@@ -1,0 +1,16 @@
+"""Where the uv binary is: the one the `uv` package (a dependency of gpuenv) ships.
+
+Its own small module so that install can start uv (its search for the lockfile's Python) before
+it imports the lockfile stack."""
+
+from __future__ import annotations
+
+
+def find_uv() -> str:
+    try:
+        from uv import find_uv_bin
+    except ImportError as exc:  # pragma: no cover - uv is a dependency
+        from gpuenv.lock.errors import LockError
+
+        raise LockError("uv is not installed; reinstall gpuenv (`pip install gpuenv`)") from exc
+    return str(find_uv_bin())
