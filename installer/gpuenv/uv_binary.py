@@ -1,7 +1,8 @@
 """Where the uv binary is: the one the `uv` package (a dependency of gpuenv) ships.
 
-Its own small module so that install can start uv (its search for the lockfile's Python) before
-it imports the lockfile stack."""
+install and setup ask here, not gpuenv.lock.pypi (which answers the same for the lock stage), so
+that they can start uv (its search for the lockfile's Python) before they import the lockfile
+stack."""
 
 from __future__ import annotations
 

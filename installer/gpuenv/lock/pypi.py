@@ -24,7 +24,6 @@ from gpuenv.indexes import IndexConfig
 from gpuenv.lock.errors import LockError, SourceUnreachableError, UnsatisfiableError
 from gpuenv.lock.targets import uv_python_platform
 from gpuenv.resolve.plan import Plan
-from gpuenv.uv_binary import find_uv as find_uv  # re-exported: the name callers use
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -51,6 +50,14 @@ class PipArtifact:
     @property
     def filename(self) -> str:
         return unquote(urlsplit(self.url).path.rsplit("/", 1)[-1])
+
+
+def find_uv() -> str:
+    try:
+        from uv import find_uv_bin
+    except ImportError as exc:  # pragma: no cover - uv is a dependency
+        raise LockError("uv is not installed; reinstall gpuenv (`pip install gpuenv`)") from exc
+    return str(find_uv_bin())
 
 
 @dataclass(frozen=True)
