@@ -237,3 +237,14 @@ def test_a_no_op_install_starts_no_lookup(
     code, out, err = in_process("install", str(lockfile), "--name", "lab")
     assert code == 0 and "nothing to do" in out, err
     assert started == []
+
+
+@posix_only
+def test_a_conda_lockfile_never_waits_on_a_lookup(tmp_path: Path) -> None:
+    """Its conda packages bring the Python: a lookup handed in anyway is stopped, not awaited."""
+    locked = read_lockfile(write_valid(tmp_path / "c.lock.yml", conda=True))
+    lookup = PythonLookup(_uv(tmp_path, "exec sleep 60"), locked.python)
+    start = time.monotonic()
+    with pytest.raises(python_check.PythonUnavailable, match="no python among them"):
+        check_python_available(locked, uv=lookup.uv, lookup=lookup)
+    assert time.monotonic() - start < 30 and _ended(lookup)

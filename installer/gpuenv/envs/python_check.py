@@ -2,10 +2,9 @@
 has or one uv can fetch. A conda lockfile brings its own python package; a venv lockfile needs
 uv to find the interpreter (`uv python find`) or to be allowed to download it.
 
-uv's search takes 0.1-0.3 s where it must run pyenv's shims to learn what they are, as long as
-the rest of a warm install: it is started (PythonLookup) as soon as the version is known, even
-from a hint in the lockfile's text before the file is parsed, and answered when the install
-needs it."""
+uv's search takes 0.1-0.3 s where it runs pyenv's shims to learn what they are, so it is started
+(PythonLookup) as soon as the version is known, even from a hint in the lockfile's text before
+the file is parsed, and answered when the install needs it."""
 
 from __future__ import annotations
 
@@ -104,12 +103,10 @@ def check_python_available(
     conda packages bring their own or uv will download it. Raises, with the fix, when the
     interpreter can be had neither way. `lookup`: a search started earlier, used if it is for
     this lockfile's version with this uv (and cancelled otherwise)."""
-    if lookup is not None and (lookup.uv, lookup.version) != (uv, locked.python):
-        lookup.cancel()
+    if lookup is not None and (locked.conda or (lookup.uv, lookup.version) != (uv, locked.python)):
+        lookup.cancel()  # not this lockfile's question
         lookup = None
     if locked.conda:
-        if lookup is not None:
-            lookup.cancel()  # a conda lockfile's hint is None: not reached, but never wait on it
         if any(record.get("name") == "python" for record in locked.conda):
             return None  # the conda packages install it
         raise PythonUnavailable(
