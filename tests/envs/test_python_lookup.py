@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -248,3 +249,26 @@ def test_a_conda_lockfile_never_waits_on_a_lookup(tmp_path: Path) -> None:
     with pytest.raises(python_check.PythonUnavailable, match="no python among them"):
         check_python_available(locked, uv=lookup.uv, lookup=lookup)
     assert time.monotonic() - start < 30 and _ended(lookup)
+
+
+def test_install_reaches_uv_without_the_lockfile_stack(tmp_path: Path) -> None:
+    """What install imports before it starts uv's search is all that runs before it: not the
+    lock pipeline, the resolver, the knowledge base or the YAML parser (they load meanwhile)."""
+    lockfile = REPO / "lockfiles" / "cpu-only.conda-lock.yml"
+    heavy = ("gpuenv.lock", "gpuenv.resolve", "gpuenv.recipes", "yaml", "requests")
+    code = (
+        "import subprocess, sys\n"
+        "import gpuenv.envs.python_check as python_check\n"
+        "def stop(self, uv, version):\n"
+        f"    print(sorted(m for m in {heavy!r} if m in sys.modules))\n"
+        "    raise SystemExit(0)\n"
+        "python_check.PythonLookup.__init__ = stop\n"
+        "from gpuenv.cli import main\n"
+        f"main(['install', {str(lockfile)!r}, '--prefix', {str(tmp_path / 'env')!r}])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+    assert not (tmp_path / "env").exists()
