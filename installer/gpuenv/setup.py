@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from gpuenv.envs.errors import InstallError
 from gpuenv.envs.store import store_root
@@ -29,6 +29,9 @@ from gpuenv.machine import Machine
 from gpuenv.recipes import KnowledgeBase
 from gpuenv.resolve import ResolveError, resolve
 from gpuenv.resolve.plan import Plan
+
+if TYPE_CHECKING:  # the no-op check imports this module: no lockfile stack for it
+    from gpuenv.lock.lockfile import LockedEnvironment
 
 Say = Callable[[str], None]
 DEFAULT_REQUIREMENTS = ("torch",)
@@ -69,6 +72,7 @@ class SetupPlan:
     lab_class: Optional[str]
     notes: tuple[str, ...]
     lockfile_exists: bool
+    locked: Optional[LockedEnvironment] = None  # the lockfile as read for the plan, if it exists
 
 
 def state_path(name: str) -> Path:
@@ -202,7 +206,8 @@ def plan_setup(
         if lockfile.exists():
             from gpuenv.lock.lockfile import read_lockfile
 
-            return SetupPlan(read_lockfile(lockfile).plan, lockfile, cls.name, tuple(notes), True)
+            locked = read_lockfile(lockfile)  # read once: what is shown is what is installed
+            return SetupPlan(locked.plan, lockfile, cls.name, tuple(notes), True, locked)
         notes.append(f"{lockfile} does not exist yet: it will be locked for this class")
         plan, _ideal = lab_class_plan(opts.lab, cls.name, kb, indexes)
         return SetupPlan(plan, lockfile, cls.name, tuple(notes), False)

@@ -441,14 +441,14 @@ def test_install_builds_the_venv_on_the_python_the_check_found(
 ) -> None:
     """uv looks for the lockfile's Python once (the fail-fast check), not twice: `uv venv` is
     given the interpreter it found (looking again cost `uv venv` most of its time)."""
-    import gpuenv.lock.pypi as pypi_module
+    import gpuenv.uv_binary as uv_binary
 
-    real_uv = pypi_module.find_uv()
+    real_uv = uv_binary.find_uv()
     calls = tmp_path / "calls"
     wrapper = tmp_path / "uv"
     wrapper.write_text(f'#!/bin/sh\necho "$@" >> "{calls}"\nexec "{real_uv}" "$@"\n')
     wrapper.chmod(0o755)
-    monkeypatch.setattr(pypi_module, "find_uv", lambda: str(wrapper))
+    monkeypatch.setattr(uv_binary, "find_uv", lambda: str(wrapper))
     lockfile = wheel_lock(install_repos, tmp_path / "a.lock.yml")
     with pytest.raises(SystemExit) as exited:
         main(["install", str(lockfile), "--name", "lab", "--no-smoke-test", "-q"])
@@ -487,7 +487,8 @@ def test_setup_checks_the_python_before_it_gathers_anything(
     monkeypatch.setattr(lock_module, "lock_plan", lock_plan)
     monkeypatch.setattr(indexes_module, "user_index_config", lambda: install_repos.indexes)
     monkeypatch.setattr(artifacts_module, "gather", lambda *a, **kw: gathered.append(a))
-    monkeypatch.setattr(python_check, "_uv_finds", lambda uv, version: None)  # not here
+    # not here: uv's search (started early, or asked again) finds nothing
+    monkeypatch.setattr(python_check.PythonLookup, "answer", lambda self: None)
     monkeypatch.setattr(python_check, "_discovered", lambda version: None)  # nor elsewhere
     monkeypatch.setenv("UV_PYTHON_DOWNLOADS", "never")  # and not downloadable
     with pytest.raises(SystemExit) as exited:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -82,3 +84,51 @@ def test_a_framework_that_does_not_import_is_never_switched_to(
     assert "failed its check" in result.stderr and "jax" in result.stderr
     assert "Traceback" not in result.stderr.split("failed its check")[0]
     assert EnvLocation.named("broken").current() is None
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a /bin/sh wrapper around uv")
+def test_setup_reads_the_lab_lockfile_once(
+    counting_repos: InstallRepos,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """The lockfile read for the plan is the one installed: parsed once, not again; and uv looks
+    for its Python once (started before setup's imports and checks, answered for the venv)."""
+    import gpuenv.lock.read as read_module
+    import gpuenv.uv_binary as uv_binary
+    from gpuenv.cli import main
+
+    real_uv = uv_binary.find_uv()
+    calls = tmp_path / "uv-calls"
+    wrapper = tmp_path / "uv"
+    wrapper.write_text(f'#!/bin/sh\necho "$@" >> "{calls}"\nexec "{real_uv}" "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setattr(uv_binary, "find_uv", lambda: str(wrapper))
+
+    lab = tmp_path / "lab.toml"
+    lab.write_text(LAB)
+    (tmp_path / "locks").mkdir()
+    lockfile = make_lock(counting_repos, tmp_path / "locks" / "cpu.lock.yml", jax_plan("0.4.30"))
+    monkeypatch.setenv("PIP_INDEX_URL", counting_repos.index)
+    monkeypatch.setenv("GPUENV_TEST_IMPORT_LOG", str(tmp_path / "imports.log"))
+    real_parse = read_module.parse_lockfile
+    parsed: list[Path] = []
+
+    def counting_parse(raw: bytes, path: Path) -> Any:
+        parsed.append(Path(path))
+        return real_parse(raw, path)
+
+    monkeypatch.setattr(read_module, "parse_lockfile", counting_parse)
+    with pytest.raises(SystemExit):
+        main(["setup", "--lab", str(lab), "--name", "read-once", "-q"])
+    err = capsys.readouterr().err
+    assert parsed == [lockfile], err
+    assert EnvLocation.named("read-once").current() is not None, err
+    assert (tmp_path / "imports.log").read_text().splitlines() == ["jax imported"]
+    commands = [line.split()[:2] for line in calls.read_text().splitlines()]
+    assert commands == [
+        ["python", "find"],
+        ["venv", str(EnvLocation.named("read-once").current())],
+        ["pip", "install"],
+    ]

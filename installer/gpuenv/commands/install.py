@@ -42,20 +42,10 @@ def install_command(
     as_json: bool,
 ) -> None:
     """Install LOCKFILE into an isolated environment, atomically; a no-op if it is already there."""
-    from gpuenv.cache import cache_dir
-    from gpuenv.envs.artifacts import artifacts_of, gather
-    from gpuenv.envs.python_check import check_python_available
-    from gpuenv.envs.transaction import (
-        check_location,
-        check_platform,
-        install,
-        tidy_leftovers,
-        up_to_date,
-    )
-    from gpuenv.indexes import user_index_config
-    from gpuenv.lock.load import load_locked
-    from gpuenv.lock.pypi import find_uv
-    from gpuenv.lock.read import read_lockfile_bytes
+    from gpuenv.envs.python_check import PythonLookup, python_hint
+    from gpuenv.envs.transaction import check_location, tidy_leftovers, up_to_date
+    from gpuenv.lockfile_bytes import read_lockfile_bytes
+    from gpuenv.uv_binary import find_uv
 
     if offline and wheelhouse is None:
         raise click.UsageError("--offline needs --from DIR (a folder filled by `gpuenv fetch`)")
@@ -71,10 +61,21 @@ def install_command(
             return
         click.echo(f"{where.link} is already installed from {lockfile.name}: nothing to do")
         return
-    locked = load_locked(lockfile, raw)
-    check_platform(locked)
     uv = find_uv()
-    base_python = check_python_available(locked, uv=uv, offline=offline)  # before any download
+    # uv looks for the Python the file names while gpuenv imports its lockfile stack and parses
+    # and checks the file; the parsed file decides whether uv's answer is used
+    with PythonLookup(uv, python_hint(raw)) as lookup:
+        from gpuenv.cache import cache_dir
+        from gpuenv.envs.artifacts import artifacts_of, gather
+        from gpuenv.envs.python_check import check_python_available
+        from gpuenv.envs.transaction import check_platform, install
+        from gpuenv.indexes import user_index_config
+        from gpuenv.lock.load import load_locked
+
+        locked = load_locked(lockfile, raw)
+        check_platform(locked)
+        # before any download
+        base_python = check_python_available(locked, uv=uv, offline=offline, lookup=lookup)
     report = Reporter(quiet=quiet)
     files = gather(
         artifacts_of(locked),

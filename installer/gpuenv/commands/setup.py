@@ -262,30 +262,39 @@ def _lock_install_verify(
 ) -> tuple[Any, Any, Any]:
     """Lock the plan (unless its lockfile exists), install it, verify it: (locked, result,
     verdict). verify runs once, as the check before the swap."""
-    from gpuenv.cache import cache_dir
-    from gpuenv.envs.artifacts import artifacts_of, gather
-    from gpuenv.envs.python_check import check_python_available
-    from gpuenv.envs.store import interpreter
-    from gpuenv.envs.transaction import install
-    from gpuenv.lock import LockOptions, lock_plan
-    from gpuenv.lock.lockfile import read_lockfile
-    from gpuenv.lock.pypi import find_uv
-    from gpuenv.setup import discard_pending, pending_lockfile, promote_lockfile
-    from gpuenv.verify import Expectations, Report, import_failures, verify_environment
+    from gpuenv.envs.python_check import PythonLookup, check_python_available
+    from gpuenv.uv_binary import find_uv
 
-    # A new lockfile is written aside and becomes the recorded one only once its environment
-    # is live: an interrupted setup leaves the old environment with its own lockfile.
-    pending = None if chosen.lockfile_exists else pending_lockfile(chosen.lockfile)
+    uv = find_uv()
+    # uv looks for the plan's Python while gpuenv imports, locks and reads the lockfile (the
+    # lockfile's Python is the plan's; conda packages bring their own)
+    lookup = PythonLookup(uv, None if chosen.plan.conda else chosen.plan.python)
+    pending = None
     try:
+        from gpuenv.cache import cache_dir
+        from gpuenv.envs.artifacts import artifacts_of, gather
+        from gpuenv.envs.store import interpreter
+        from gpuenv.envs.transaction import install
+        from gpuenv.lock import LockOptions, lock_plan
+        from gpuenv.lock.lockfile import read_lockfile
+        from gpuenv.setup import discard_pending, pending_lockfile, promote_lockfile
+        from gpuenv.verify import Expectations, Report, import_failures, verify_environment
+
+        # A new lockfile is written aside and becomes the recorded one only once its environment
+        # is live: an interrupted setup leaves the old environment with its own lockfile.
+        pending = None if chosen.lockfile_exists else pending_lockfile(chosen.lockfile)
         if pending is not None:
             report.say(f"locking -> {chosen.lockfile}")
             lock_plan(
                 chosen.plan,
                 LockOptions(output=pending, portable=portable, indexes=indexes),
             )
-        locked = replace(read_lockfile(pending or chosen.lockfile), path=chosen.lockfile)
+        if pending is None and chosen.locked is not None:
+            locked = chosen.locked  # the lab's lockfile, read once already for the plan
+        else:
+            locked = replace(read_lockfile(pending or chosen.lockfile), path=chosen.lockfile)
         # fail fast: before anything is downloaded
-        base_python = check_python_available(locked, uv=find_uv())
+        base_python = check_python_available(locked, uv=uv, lookup=lookup)
         files = gather(
             artifacts_of(locked), cache=cache_dir(), indexes=indexes, progress=report.progress
         )
@@ -303,7 +312,7 @@ def _lock_install_verify(
             locked,
             location,
             files,
-            uv=find_uv(),
+            uv=uv,
             say=report.say,
             check=verify_before_swap,
             base_python=base_python,
@@ -311,6 +320,7 @@ def _lock_install_verify(
         if pending is not None:
             promote_lockfile(pending, chosen.lockfile)
     finally:
+        lookup.cancel()  # answered already, unless setup stopped first
         if pending is not None:
             discard_pending(pending)
     if not verdicts:  # the environment was there already (built from this very lockfile)

@@ -1,17 +1,24 @@
 """Fail fast: before anything is downloaded, the Python a lockfile needs must be one this machine
 has or one uv can fetch. A conda lockfile brings its own python package; a venv lockfile needs
-uv to find the interpreter (`uv python find`) or to be allowed to download it."""
+uv to find the interpreter (`uv python find`) or to be allowed to download it.
+
+uv's search takes 0.1-0.3 s where it runs pyenv's shims to learn what they are, so it is started
+(PythonLookup) as soon as the version is known, even from a hint in the lockfile's text before
+the file is parsed, and answered when the install needs it."""
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from gpuenv.envs.errors import InstallError
-from gpuenv.lock.lockfile import LockedEnvironment
+
+if TYPE_CHECKING:  # a lookup starts before the lockfile stack is imported
+    from gpuenv.lock.lockfile import LockedEnvironment
 
 UV_QUERY_TIMEOUT = 60.0
 # uv's own switches that forbid the automatic download `uv venv --python X.Y` would make
@@ -23,13 +30,82 @@ class PythonUnavailable(InstallError):
     """The lockfile's Python is neither here nor downloadable: exit 1, with the fix."""
 
 
+class PythonLookup:
+    """`uv python find` for one X.Y version: started now (a child process), answered later; as
+    a context manager, stopped on leaving unless answered. Version None: nothing to look for."""
+
+    def __init__(self, uv: str, version: Optional[str]) -> None:
+        self.uv, self.version = uv, version
+        self._proc: Optional[subprocess.Popen[str]] = None
+        if version is None:
+            return
+        # --system: the interpreter `uv venv` would build on, never a virtual environment's
+        cmd = [uv, "python", "find", "--system", "--no-project", version]
+        try:
+            self._proc = subprocess.Popen(
+                cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
+            )
+        except OSError:
+            self._proc = None
+
+    def __enter__(self) -> PythonLookup:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.cancel()
+
+    def answer(self) -> Optional[str]:
+        """What uv printed for the version (an interpreter's path); None when it found nothing,
+        failed, or took longer than UV_QUERY_TIMEOUT."""
+        if self._proc is None:
+            return None
+        try:
+            out, _ = self._proc.communicate(timeout=UV_QUERY_TIMEOUT)
+        except subprocess.TimeoutExpired:
+            self.cancel()
+            return None
+        if self._proc.returncode != 0 or not out.strip():
+            return None
+        return out.strip()
+
+    def cancel(self) -> None:
+        """Stop the search if it still runs (its answer is not wanted: the install stopped, or
+        the lockfile named another version than its hint)."""
+        if self._proc is not None and self._proc.poll() is None:
+            self._proc.kill()
+            self._proc.communicate()
+
+
+# how gpuenv's conda-lock files name their Python (gpuenv.lock.lockfile writes it; YAML quotes it)
+_PYTHON_LINE = re.compile(rb"""^[ ]+gpuenv\.python:[ ]*(['"]?)(\d{1,2}\.\d{1,3})\1[ ]*\r?$""", re.M)
+
+
+def python_hint(raw: bytes) -> Optional[str]:
+    """The X.Y a gpuenv conda-lock file's text names for its venv, read before the file is
+    parsed, so uv's search can start meanwhile. Only a hint, from untrusted text: the parsed
+    lockfile decides whether the search's answer is used. None for a lockfile with conda
+    packages (they bring their own Python), a pylock file, or anything unexpected."""
+    if b"manager: conda" in raw:
+        return None
+    found = _PYTHON_LINE.findall(raw)
+    return found[0][1].decode() if len(found) == 1 else None
+
+
 def check_python_available(
-    locked: LockedEnvironment, *, uv: str, offline: bool = False
+    locked: LockedEnvironment,
+    *,
+    uv: str,
+    offline: bool = False,
+    lookup: Optional[PythonLookup] = None,
 ) -> Optional[Path]:
     """The interpreter a venv of this lockfile is built on, when this machine has it (pass it
     to the install: `uv venv` then skips looking for it again, most of its time); None when the
     conda packages bring their own or uv will download it. Raises, with the fix, when the
-    interpreter can be had neither way."""
+    interpreter can be had neither way. `lookup`: a search started earlier, used if it is for
+    this lockfile's version with this uv (and cancelled otherwise)."""
+    if lookup is not None and (locked.conda or (lookup.uv, lookup.version) != (uv, locked.python)):
+        lookup.cancel()  # not this lockfile's question
+        lookup = None
     if locked.conda:
         if any(record.get("name") == "python" for record in locked.conda):
             return None  # the conda packages install it
@@ -38,7 +114,7 @@ def check_python_available(
             " would have no interpreter. Lock it again (`gpuenv lock`)."
         )
     version = locked.python
-    found = _uv_finds(uv, version)
+    found = lookup.answer() if lookup is not None else _uv_finds(uv, version)
     if found is not None:
         # uv's answer is used only as the absolute path of an existing file; anything else
         # still means "found", and `uv venv` looks for the version itself, as it always did
@@ -60,11 +136,7 @@ def check_python_available(
 
 def _uv_finds(uv: str, version: str) -> Optional[str]:
     """What `uv python find` prints for the version; None when it finds nothing."""
-    # --system: the interpreter `uv venv` would build on, never a virtual environment's
-    done = _query([uv, "python", "find", "--system", "--no-project", version])
-    if done is None or done.returncode != 0 or not done.stdout.strip():
-        return None
-    return done.stdout.strip()
+    return PythonLookup(uv, version).answer()
 
 
 def _discovered(version: str) -> Optional[Path]:

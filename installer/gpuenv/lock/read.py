@@ -32,11 +32,12 @@ from gpuenv.lock.lockfile import (
     PipEntry,
 )
 from gpuenv.lock.plan_fields import PYTHON_VERSION, check_plan
+from gpuenv.lockfile_bytes import MAX_LOCKFILE_BYTES as MAX_LOCKFILE_BYTES  # re-exported
+from gpuenv.lockfile_bytes import read_lockfile_bytes as read_lockfile_bytes  # re-exported
 from gpuenv.recipes import PLATFORMS
 from gpuenv.resolve.plan import Plan
-from gpuenv.safe_paths import UnsafePathError, is_md5, is_sha256, plain_name, read_bounded
+from gpuenv.safe_paths import UnsafePathError, is_md5, is_sha256, plain_name
 
-MAX_LOCKFILE_BYTES = 64 << 20
 _META = "gpuenv."
 _TOP_KEYS = {"version", "metadata", "package"}
 _METADATA_KEYS = {
@@ -78,13 +79,6 @@ _CONDA_SUFFIXES = (".conda", ".tar.bz2")
 _PROJECT = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
 _CONDA_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
 _URL_UNSAFE = re.compile(r"[\x00-\x20\x7f\\]")
-
-
-def read_lockfile_bytes(path: Path) -> bytes:
-    try:
-        return read_bounded(Path(path), MAX_LOCKFILE_BYTES, "lockfile")
-    except UnsafePathError as exc:
-        raise LockfileError(str(exc)) from None
 
 
 def read_lockfile(path: Path) -> LockedEnvironment:

@@ -1,12 +1,14 @@
 """verify: run probes with an environment's own interpreter and judge them against its plan.
 
-Each framework is probed in its own child process (`python -I probe.py`) with a timeout; the
-probes (gpuenv.verify.probes) only report facts, gpuenv.verify.judge decides.
+Each framework is probed in its own child process (`python -I probe.py`) with a timeout, one
+after another; the env probe (the interpreter's facts) runs beside them when the plan names the
+frameworks. The probes (gpuenv.verify.probes) only report facts, gpuenv.verify.judge decides.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Optional
 
@@ -46,7 +48,18 @@ def verify_environment(
         raise VerifyError(f"no interpreter at {python}")
     problems: list[str] = []
     notes: list[str] = []
-    info = run_probe(python, "env", timeout=timeout, env=env)
+    if expectations is None:  # which frameworks to probe is the env probe's answer: wait for it
+        info = run_probe(python, "env", timeout=timeout, env=env)
+        expectations = Expectations.cpu_only(
+            [n for n in (info.facts or {}).get("installed") or [] if n in PROBED]
+        )
+        if info.facts is not None and not expectations.frameworks:
+            notes.append("no framework (torch, tensorflow, jax) is installed here")
+        reports = _probe_frameworks(python, expectations, notes, timeout, env)
+    else:  # the env probe runs beside the framework probes: its interpreter costs no time
+        env_probe = _started(lambda: run_probe(python, "env", timeout=timeout, env=env))
+        reports = _probe_frameworks(python, expectations, notes, timeout, env)
+        info = env_probe()
     facts = info.facts or {}
     if info.facts is None:
         problems.append(
@@ -60,23 +73,11 @@ def verify_environment(
                 )
             )
         )
-    if expectations is None:
-        expectations = Expectations.cpu_only(
-            [n for n in facts.get("installed") or [] if n in PROBED]
-        )
-        if info.facts is not None and not expectations.frameworks:
-            notes.append("no framework (torch, tensorflow, jax) is installed here")
     version = facts.get("python")
     if expectations.python and version and not str(version).startswith(expectations.python):
         problems.append(
             f"the environment runs Python {version}, the plan chose {expectations.python}"
         )
-    reports = []
-    for name in expectations.frameworks:
-        if name not in PROBED:
-            notes.append(f"{name}: gpuenv has no probe for it; not checked")
-            continue
-        reports.append(judge(name, expectations, run_probe(python, name, timeout=timeout, env=env)))
     return Report(
         python=str(python),
         python_version=version,
@@ -85,6 +86,48 @@ def verify_environment(
         problems=tuple(problems),
         notes=tuple(notes),
     )
+
+
+def _probe_frameworks(
+    python: Path,
+    expectations: Expectations,
+    notes: list[str],
+    timeout: float,
+    env: Optional[Mapping[str, str]],
+) -> list[FrameworkReport]:
+    """Each expected framework's probe, one after another: two frameworks starting on the same
+    GPU at once would compete for its memory."""
+    reports = []
+    for name in expectations.frameworks:
+        if name not in PROBED:
+            notes.append(f"{name}: gpuenv has no probe for it; not checked")
+            continue
+        reports.append(judge(name, expectations, run_probe(python, name, timeout=timeout, env=env)))
+    return reports
+
+
+def _started(work: Callable[[], ProbeRun]) -> Callable[[], ProbeRun]:
+    """Start `work` in a thread now; the function returned waits for its answer (or raises
+    what it raised)."""
+    answer: list[ProbeRun] = []
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            answer.append(work())
+        except BaseException as exc:  # handed to the waiting caller
+            failure.append(exc)
+
+    thread = threading.Thread(target=run, name="gpuenv-env-probe", daemon=True)
+    thread.start()
+
+    def wait() -> ProbeRun:
+        thread.join()
+        if failure:
+            raise failure[0]
+        return answer[0]
+
+    return wait
 
 
 def import_failures(report: Report) -> Optional[str]:
