@@ -33,8 +33,8 @@ from typing import Optional
 from _common import GPUENV, Row, clean_env, output, paired, print_table, run
 from _standins import PY, standin_index
 
-from gpuenv.lock.pypi import find_uv
 from gpuenv.lock.targets import uv_python_platform
+from gpuenv.uv_binary import find_uv
 
 
 def rows(work: Path, index: Optional[str], rounds: int, python: str = PY) -> list[Row]:

@@ -1,13 +1,16 @@
 """Where the uv binary is: the one the `uv` package (a dependency of gpuenv) ships.
 
-install and setup ask here, not gpuenv.lock.pypi (which answers the same for the lock stage), so
-that they can start uv (its search for the lockfile's Python) before they import the lockfile
-stack."""
+Its own module, outside gpuenv.lock: install and setup start uv (its search for the lockfile's
+Python) before they import the lockfile stack."""
 
 from __future__ import annotations
 
+import functools
 
+
+@functools.lru_cache(maxsize=1)
 def find_uv() -> str:
+    """The uv binary beside this interpreter (looked for once: each look 1-2 ms)."""
     try:
         from uv import find_uv_bin
     except ImportError as exc:  # pragma: no cover - uv is a dependency

@@ -18,8 +18,8 @@ from gpuenv.indexes import (
     user_index_config,
     uv_builtin_default_index,
 )
-from gpuenv.lock.pypi import find_uv
 from gpuenv.pip_config import read_pip_settings
+from gpuenv.uv_binary import find_uv
 
 MIRROR = "https://mirror.example/simple"
 EXTRA = "https://extra.example/simple"

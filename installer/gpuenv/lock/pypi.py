@@ -7,7 +7,6 @@ explicit index), everything else comes from the user's configured index. uv writ
 
 from __future__ import annotations
 
-import functools
 import json
 import re
 import subprocess
@@ -22,6 +21,7 @@ from gpuenv.indexes import IndexConfig
 from gpuenv.lock.errors import LockError, SourceUnreachableError, UnsatisfiableError
 from gpuenv.lock.targets import uv_python_platform
 from gpuenv.resolve.plan import Plan
+from gpuenv.uv_binary import find_uv
 
 UV_TIMEOUT = 900.0
 _NETWORK_HINTS = re.compile(
@@ -43,16 +43,6 @@ class PipArtifact:
     @property
     def filename(self) -> str:
         return unquote(urlsplit(self.url).path.rsplit("/", 1)[-1])
-
-
-@functools.lru_cache(maxsize=1)
-def find_uv() -> str:
-    """The uv binary beside this interpreter (looked for once: each look 1-2 ms)."""
-    try:
-        from uv import find_uv_bin
-    except ImportError as exc:  # pragma: no cover - uv is a dependency
-        raise LockError("uv is not installed; reinstall gpuenv (`pip install gpuenv`)") from exc
-    return str(find_uv_bin())
 
 
 @dataclass(frozen=True)
