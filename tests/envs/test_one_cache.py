@@ -526,13 +526,13 @@ def test_cache_size_reports_uv_cache_and_clean_leaves_it_alone(
 def test_cache_size_without_uv_still_reports_gpuenv_cache(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    import gpuenv.lock.pypi as pypi
+    import gpuenv.uv_binary as uv_binary
     from lockdata import in_process
 
     def no_uv() -> str:
         raise lock_module.LockError("uv is not installed")
 
-    monkeypatch.setattr(pypi, "find_uv", no_uv)
+    monkeypatch.setattr(uv_binary, "find_uv", no_uv)
     (gpuenv_cache() / "recipes").mkdir(parents=True)
     (gpuenv_cache() / "recipes" / "kb.pickle").write_bytes(b"x" * 1000)
     code, out, err = in_process("cache", "size", "--json")
