@@ -3,7 +3,8 @@
 `import conda_lock` imports conda-lock's whole command line (its solvers, conda and PyPI
 back-ends): more than a second, for reading and writing a YAML file. gpuenv needs only
 `conda_lock.lockfile` and `conda_lock.models`, which do not use the package's `__init__`, so the
-package is registered as a bare namespace over its real folder before they are imported.
+package is registered as a bare namespace over its real folder before they are imported. That
+relies on conda-lock's layout, so pyproject.toml admits only the releases the tests ran with.
 
 `conda_lock.lockfile` also imports `conda_lock.lookup` (the conda-to-PyPI name mapping, which
 downloads its table: it imports requests, filelock and platformdirs, 60-90 ms) for
