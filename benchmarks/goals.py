@@ -88,6 +88,9 @@ def main() -> None:
         rows += lock_bench.rows(work / "lock", jax_index, rounds(10))
         if args.default_index and not quick:
             rows += lock_bench.rows(work / "lock-default", None, rounds(10))
+            rows += lock_bench.rows(
+                work / "lock-default-tf", None, rounds(6), case=lock_bench.TENSORFLOW_WSL2
+            )
         rows += install_bench.rows(work / "install", stack, rounds(5))
     print(describe())
     print()

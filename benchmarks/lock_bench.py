@@ -17,7 +17,9 @@ user sets it: PIP_INDEX_URL for gpuenv (read from pip's settings), --default-ind
 
 `--default-index` adds the comparison a user meets: both sides with no index settings at all,
 so both read uv's and pip's default index over the network (warm caches; uv revalidates what
-the index allows it to). Skipped, with a line on stderr, when that index cannot be reached.
+the index allows it to), for that jax lock and for TensorFlow with its CUDA wheels on WSL2 with a
+GeForce RTX 3060 (`gpuenv lock tensorflow --gpu "GeForce RTX 3060" --driver 560.94 --os wsl`).
+Skipped, with a line on stderr, when that index cannot be reached.
 """
 
 from __future__ import annotations
@@ -36,10 +38,25 @@ from _standins import PY, standin_index
 from gpuenv.lock.targets import uv_python_platform
 from gpuenv.uv_binary import find_uv
 
+JAX_CPU = ("jax --no-gpu", ["jax", "--no-gpu", "--os", "linux", "--arch", "x86_64"])
+# the issue's second lock row: TensorFlow's CUDA wheels from the default index, planned for a
+# GPU described rather than detected
+TENSORFLOW_WSL2 = (
+    "tensorflow, WSL2 + GeForce RTX 3060",
+    ["tensorflow", "--gpu", "GeForce RTX 3060", "--driver", "560.94", "--os", "wsl"],
+)
 
-def rows(work: Path, index: Optional[str], rounds: int, python: str = PY) -> list[Row]:
+
+def rows(
+    work: Path,
+    index: Optional[str],
+    rounds: int,
+    python: str = PY,
+    case: tuple[str, list[str]] = JAX_CPU,
+) -> list[Row]:
     """index None: the default index of uv and pip (the network), as a user without any index
-    settings locks; an empty list when it cannot be reached."""
+    settings locks; an empty list when it cannot be reached. `case`: what is locked (its label,
+    and the flags of `gpuenv lock` and `gpuenv resolve`)."""
     work.mkdir(parents=True, exist_ok=True)
     env = clean_env(
         UV_CACHE_DIR=str(work / "uv-cache"),
@@ -47,7 +64,8 @@ def rows(work: Path, index: Optional[str], rounds: int, python: str = PY) -> lis
     )
     if index is not None:
         env["PIP_INDEX_URL"] = index
-    flags = ["jax", "--no-gpu", "--os", "linux", "--arch", "x86_64", "--python", python]
+    label, case_flags = case
+    flags = [*case_flags, "--python", python]
     plan = json.loads(output([*GPUENV, "resolve", *flags, "--json"], env))
     if any(p["index"] for p in plan["pip"]):
         sys.exit("this benchmark wants a plan that needs only the default index")
@@ -75,7 +93,7 @@ def rows(work: Path, index: Optional[str], rounds: int, python: str = PY) -> lis
         *(["--default-index", index] if index is not None else []),
         "--quiet",
     ]
-    lock = [*GPUENV, "lock", *flags, "--exclude-newer", "none", "-o", str(work / "jax.lock.yml")]
+    lock = [*GPUENV, "lock", *flags, "--exclude-newer", "none", "-o", str(work / "env.lock.yml")]
     if index is None and subprocess.run(uv, env=env, capture_output=True).returncode != 0:
         print("  lock from the default index: not reachable, skipped", file=sys.stderr)
         return []
@@ -83,7 +101,7 @@ def rows(work: Path, index: Optional[str], rounds: int, python: str = PY) -> lis
     run(uv, env)
     where = "local index" if index is not None else "default index (network)"
     row = Row(
-        f"lock jax --no-gpu (warm), {where}",
+        f"lock {label} (warm), {where}",
         " ".join(["gpuenv", *lock[3:]]),
         "`uv pip compile` (pylock, hashes)",
         goal_ratio=1.2,
@@ -118,6 +136,7 @@ def main() -> None:
         found = rows(work / "local", index, rounds)
         if args.default_index and not args.quick:
             found += rows(work / "default", None, rounds)
+            found += rows(work / "default-tf", None, rounds, case=TENSORFLOW_WSL2)
         print_table(found)
 
 
