@@ -50,6 +50,11 @@ def project_files(index_url: str, project: str, timeout: float = 30.0) -> dict[s
     return _links(response.text, url)
 
 
+def fetch_filenames(index_url: str, project: str, timeout: float = 30.0) -> list[str]:
+    """The file names a simple index (or find-links page) lists for a project."""
+    return sorted(project_files(index_url, project, timeout))
+
+
 def _get(url: str, headers: dict[str, str], timeout: float) -> Any:
     """A GET retried with backoff on what is usually transient: a dropped connection, a
     timeout, a 5xx. The last failure is raised (or the last 5xx returned) for the caller.

@@ -22,8 +22,7 @@ from gpuenv.lock.probe_cache import (
     cached_filenames,
     failure_text,
 )
-from gpuenv.recipes.online import fetch_filenames
-from gpuenv.simple_index import unknown_host
+from gpuenv.simple_index import fetch_filenames, unknown_host
 from localrepos import build_simple_index, build_wheel, serve_directory
 
 INDEX = "https://mirror.example/simple/"

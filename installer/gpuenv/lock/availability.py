@@ -23,11 +23,11 @@ from gpuenv.lock.probe_cache import cached_filenames, failure_text
 from gpuenv.machine import Machine
 from gpuenv.recipes import KnowledgeBase
 from gpuenv.recipes.fresh import newer_releases
-from gpuenv.recipes.online import fetch_filenames, platform_of
 from gpuenv.resolve.plan import Plan
 from gpuenv.resolve.rules import labelled_project
 from gpuenv.resolve.target import Availability
-from gpuenv.simple_index import unknown_host
+from gpuenv.simple_index import fetch_filenames, unknown_host
+from gpuenv.wheel_platforms import platform_of
 
 PROBE_TIMEOUT = 15.0
 

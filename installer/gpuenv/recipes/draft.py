@@ -28,8 +28,8 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from gpuenv.recipes.load import Framework, KnowledgeBase
-from gpuenv.recipes.online import platform_of
 from gpuenv.recipes.remote_wheel import RangeReader, WheelReadError, read_member, read_range
+from gpuenv.wheel_platforms import platform_of
 
 # index URL, project -> {file name: absolute URL}
 Lister = Callable[[str, str], dict[str, str]]

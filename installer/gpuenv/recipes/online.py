@@ -18,33 +18,8 @@ from packaging.version import InvalidVersion, Version
 
 from gpuenv.recipes.check import Finding
 from gpuenv.recipes.load import PLATFORM_PROJECT, Build, Framework, KnowledgeBase, Release
-from gpuenv.simple_index import project_files
-
-# macOS multi-architecture tags whose binaries include x86_64 (pip installs them on an Intel
-# Mac: packaging.tags.mac_platforms lists them for x86_64). TensorFlow 1.15-2.3 ship their
-# Python 3.5 wheels as macosx_10_6_intel (i386 + x86_64).
-_MAC_X86_64_FAT = ("_intel", "_fat64", "_fat3", "_universal")
-
-
-def platform_of(tag_platform: str) -> tuple[str, ...]:
-    if (
-        tag_platform.startswith(("manylinux", "linux", "musllinux"))
-        and "musllinux" not in tag_platform
-    ):
-        if tag_platform.endswith("x86_64"):
-            return ("linux-64",)
-        if tag_platform.endswith("aarch64"):
-            return ("linux-aarch64",)
-    if tag_platform == "win_amd64":
-        return ("win-64",)
-    if tag_platform.startswith("macosx"):
-        if tag_platform.endswith("universal2"):
-            return ("osx-64", "osx-arm64")
-        if tag_platform.endswith(("x86_64", *_MAC_X86_64_FAT)):
-            return ("osx-64",)
-        if tag_platform.endswith("arm64"):
-            return ("osx-arm64",)
-    return ()
+from gpuenv.simple_index import fetch_filenames
+from gpuenv.wheel_platforms import platform_of
 
 
 def _wheels(filenames: Iterable[str]) -> Iterator[tuple[Version, frozenset[Tag]]]:
@@ -76,11 +51,6 @@ def wheel_pythons(filenames: Iterable[str]) -> dict[Version, dict[str, set[str]]
             for platform in platform_of(tag.platform):
                 out.setdefault(version, {}).setdefault(platform, set()).add(py)
     return out
-
-
-def fetch_filenames(index_url: str, project: str, timeout: float = 30.0) -> list[str]:
-    """The file names a simple index (or find-links page) lists for a project."""
-    return sorted(project_files(index_url, project, timeout))
 
 
 def compare(kb: KnowledgeBase, index_url: str, fetch: Optional[object] = None) -> list[Finding]:
