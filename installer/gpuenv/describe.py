@@ -23,7 +23,12 @@ from gpuenv.machine import (
     parse_driver_version,
 )
 from gpuenv.recipes import KnowledgeBase, major_minor
-from gpuenv.resolve.target import cc_only_name, described_pci_id, lookup_gpu
+from gpuenv.resolve.target import (
+    DESCRIBED_GPU_SOURCE,
+    cc_only_name,
+    described_pci_id,
+    lookup_gpu,
+)
 
 OS_CHOICES = ("linux", "windows", "wsl", "macos")
 
@@ -97,12 +102,16 @@ def _describe_gpu(kb: KnowledgeBase, text: str) -> Gpu:
     try:
         cc = parse_compute_capability(text)
     except MachineError:
-        record = lookup_gpu(kb, text)
+        record = lookup_gpu(kb, text, typed=True)
+        pci_id = described_pci_id(kb, text, record)
+        match = None if pci_id else kb.match_typed_gpu(text)
         return Gpu(
-            name=record.name,
+            # A text that names several GPUs of one compute capability ("A100") stays as
+            # typed: the plan is for any of them, and says which they are.
+            name=" ".join(text.split()) if match and match.alternatives else record.name,
             compute_capability=record.compute_capability,
-            pci_id=described_pci_id(kb, text, record),
-            source="described (--gpu), compute capability from knowledge base",
+            pci_id=pci_id,
+            source=DESCRIBED_GPU_SOURCE,
         )
     if kb.generation_for(cc) is None:
         raise MachineError(
