@@ -209,7 +209,8 @@ class AmbiguousGpu(LookupError):
 
 
 class AmbiguousGpuName(AmbiguousGpu):
-    """A typed name that fits GPUs of different names and compute capabilities ("RTX")."""
+    """A typed name that fits GPUs of different names and compute capabilities ("16GB"), or
+    any number of them without a model number ("RTX", "GeForce")."""
 
     def __init__(self, name: str, candidates: tuple[GpuRecord, ...]) -> None:
         unique = {normalize_gpu_name(c.name): c for c in candidates}  # SUPER and Super
@@ -218,7 +219,13 @@ class AmbiguousGpuName(AmbiguousGpu):
         more = f" and {len(names) - _SHOWN} more" if len(names) > _SHOWN else ""
         LookupError.__init__(
             self,
-            f"{name!r} fits {len(names)} GPUs of different compute capability ({shown}{more});"
+            f"{name!r} fits {len(names)} GPUs"
+            + (
+                " of different compute capability"
+                if len({c.compute_capability for c in names}) > 1
+                else ", too many to tell by a name without a model number"
+            )
+            + f" ({shown}{more});"
             f" pass the full name (e.g. --gpu {names[0].name!r}) or the compute capability"
             f" (e.g. --gpu {names[0].compute_capability})",
         )
