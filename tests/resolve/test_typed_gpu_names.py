@@ -13,6 +13,7 @@ and cuda-legacy-gpus), not from recipes/:
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import pickle
 import re
@@ -176,7 +177,12 @@ def test_detection_stays_strict(kb: KnowledgeBase) -> None:
             lookup_gpu(kb, name, pci_id=None)
 
 
-def test_the_brand_free_index_survives_the_pickled_cache(kb: KnowledgeBase) -> None:
-    again = pickle.loads(pickle.dumps(kb))
-    match = again.match_typed_gpu("RTX 3090")
+def test_a_cached_knowledge_base_builds_the_brand_free_index_on_first_use(
+    kb: KnowledgeBase,
+) -> None:
+    fresh = dataclasses.replace(kb)  # as parsed: what the loader pickles into its cache
+    cached = pickle.loads(pickle.dumps(fresh))
+    assert cached._by_model_index is None  # a compute capability or a detected name never pays
+    match = cached.match_typed_gpu("RTX 3090")
     assert match is not None and match.record.name == "GeForce RTX 3090"
+    assert cached._by_model_index

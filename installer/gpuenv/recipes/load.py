@@ -268,17 +268,27 @@ class KnowledgeBase:
     framework_drivers: tuple[FrameworkDriver, ...] = ()
     _by_pci: dict[str, list[GpuRecord]] = field(default_factory=dict, repr=False, init=False)
     _by_name: dict[str, list[GpuRecord]] = field(default_factory=dict, repr=False, init=False)
-    # The same names without brand words ("rtx 3060", "t4"), for names people type.
-    _by_model: dict[str, list[GpuRecord]] = field(default_factory=dict, repr=False, init=False)
+    # The same names without brand words ("rtx 3060", "t4"), for names people type: built on
+    # the first such name, so runs that never read one (--gpu 8.6, detection) never pay for it.
+    _by_model_index: Optional[dict[str, list[GpuRecord]]] = field(
+        default=None, repr=False, init=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         for gpu in self.gpus:
             for pci in gpu.pci_ids:
                 self._by_pci.setdefault(pci, []).append(gpu)
             for name in (gpu.name, *gpu.aliases):
-                key = normalize_gpu_name(name)
-                self._by_name.setdefault(key, []).append(gpu)
-                self._by_model.setdefault(_without_brands(key), []).append(gpu)
+                self._by_name.setdefault(normalize_gpu_name(name), []).append(gpu)
+
+    @property
+    def _by_model(self) -> dict[str, list[GpuRecord]]:
+        if self._by_model_index is None:
+            index: dict[str, list[GpuRecord]] = {}
+            for key, records in self._by_name.items():
+                index.setdefault(_without_brands(key), []).extend(records)
+            self._by_model_index = index
+        return self._by_model_index
 
     # --- GPUs -------------------------------------------------------------------------------
     def find_gpu(
