@@ -3,9 +3,11 @@
 Expected compute capabilities come from NVIDIA's CUDA GPU tables (developer.nvidia.com/cuda-gpus
 and cuda-legacy-gpus), not from recipes/:
 - GeForce RTX 3090 and RTX 3060 (and the 3060 Ti): 8.6; GeForce GTX 1080 Ti: 6.1; GeForce 940M:
-  5.0; Tesla T4: 7.5; A100: 8.0; H100: 9.0; GeForce RTX 4090: 8.9; Tesla P100: 6.0; V100: 7.0.
+  5.0; Tesla T4: 7.5; GeForce RTX 2070 SUPER: 7.5; GeForce GTX 970: 5.2; A100: 8.0; H100: 9.0;
+  GeForce RTX 4090: 8.9; Tesla P100: 6.0; V100: 7.0.
 - Two GPUs are sold as "TITAN X": the GeForce GTX TITAN X (Maxwell, 5.2) and the TITAN X (Pascal)
-  (6.1). "16GB" is the memory of both Tesla P100 (6.0) and V100 (7.0) boards.
+  (6.1). "16GB" is the memory of both Tesla P100 (6.0) and V100 (7.0) boards. "750": the GTX 750
+  and 750 Ti are Maxwell GM107 (5.0); pci.ids also names a Kepler GK106 (3.0) GTX 750 Ti.
 - PCI device ids from NVIDIA's driver name tables (supported-gpus.json): 10de:1347 GeForce 940M
   (GM108), 10de:20b5 A100 80GB PCIe, 10de:1080 GeForce GTX 580 (Fermi, 2.0); 10de:2901 B200
   (g_nv_name_released.h, open-gpu-kernel-modules), compute capability 10.0.
@@ -49,6 +51,8 @@ DRIVER = "550.54.14"
         ("RTX 3090 24GB", "8.6", "GeForce RTX 3090"),  # a known name inside a longer one
         ("GeForce RTX 3060", "8.6", "GeForce RTX 3060"),  # full names: as before
         ("Tesla T4", "7.5", "Tesla T4"),
+        ("RTX 2070 Super", "7.5", "GeForce RTX 2070 SUPER"),  # one GPU, two spellings
+        ("970", "5.2", "GeForce GTX 970"),  # "97.0" is no compute capability: a model number
     ],
 )
 def test_typed_names_resolve_to_their_compute_capability(
@@ -108,6 +112,12 @@ def test_four_hex_digits_are_an_id_only_when_no_gpu_is_called_so(
     assert (gpu.compute_capability, gpu.pci_id) == (cc, pci)
 
 
+@pytest.mark.parametrize(("text", "cc"), [("86", "8.6"), ("120", "12.0"), ("8.6", "8.6")])
+def test_a_compute_capability_stays_one(describe, text: str, cc: str) -> None:
+    gpu = describe(text, DRIVER, "linux").gpus[0]
+    assert (gpu.compute_capability, gpu.source) == (cc, "described (--gpu)")
+
+
 def test_resolve_json_in_process_reads_typed_names() -> None:
     for text, cc in (("RTX 3090", "8.6"), ("940M", "5.0"), ("A100", "8.0")):
         code, out, err = in_process(
@@ -125,6 +135,8 @@ def test_resolve_json_in_process_reads_typed_names() -> None:
         ("TITAN X", ["5.2", "6.1", "GeForce GTX TITAN X", "TITAN X (Pascal)"]),
         ("16GB", ["6.0", "7.0", "P100", "V100", "different compute capability"]),
         ("GT 730", ["--gpu 2.1", "--gpu 3.5"]),  # one name, chips of 2.1, 3.0 and 3.5
+        ("750", ["different compute capability", "GeForce GTX 750 Ti (3.0)", "(5.0)"]),
+        ("999", ["compute capability 99.9", "no known GPU generation"]),
         ("10de:zzzz", ["unknown GPU"]),
         ("10de:ffff", ["unknown PCI id"]),
         ("../../etc/passwd", ["unknown GPU", "compute capability"]),

@@ -213,7 +213,7 @@ class AmbiguousGpuName(AmbiguousGpu):
     any number of them without a model number ("RTX", "GeForce")."""
 
     def __init__(self, name: str, candidates: tuple[GpuRecord, ...]) -> None:
-        unique = {normalize_gpu_name(c.name): c for c in candidates}  # SUPER and Super
+        unique = {(normalize_gpu_name(c.name), c.compute_capability): c for c in candidates}
         names = sorted(unique.values(), key=_by_cc_then_name)
         shown = ", ".join(f"{c.name} ({c.compute_capability})" for c in names[:_SHOWN])
         more = f" and {len(names) - _SHOWN} more" if len(names) > _SHOWN else ""
@@ -386,13 +386,14 @@ class KnowledgeBase:
                 return None
         elif not exact and not _has_model_number(words):
             raise AmbiguousGpuName(text, tuple(hits))
-        names = {h.name for h in hits}
+        names = {normalize_gpu_name(h.name) for h in hits}  # "SUPER" and "Super" are one
         if len(names) == 1:  # one name, maybe several chips: read exactly as the full name is
             return self.match_gpu(name=hits[0].name)
         if len({h.compute_capability for h in hits}) > 1:
             raise AmbiguousGpuName(text, tuple(hits))
         chosen = min(hits, key=lambda h: len(h.name.split()))  # the plainest name, first row
-        others = {h.name: h for h in hits if h.name != chosen.name}
+        key = normalize_gpu_name(chosen.name)
+        others = {normalize_gpu_name(h.name): h for h in hits if normalize_gpu_name(h.name) != key}
         return GpuMatch(chosen, alternatives=tuple(sorted(others.values(), key=_by_cc_then_name)))
 
     def close_gpu_names(self, text: str) -> list[str]:
