@@ -22,8 +22,13 @@ from gpuenv.machine import (
     parse_compute_capability,
     parse_driver_version,
 )
-from gpuenv.recipes import KnowledgeBase, major_minor
-from gpuenv.resolve.target import cc_only_name, described_pci_id, lookup_gpu
+from gpuenv.recipes import AmbiguousGpu, KnowledgeBase, major_minor
+from gpuenv.resolve.target import (
+    DESCRIBED_GPU_SOURCE,
+    cc_only_name,
+    described_pci_id,
+    lookup_gpu,
+)
 
 OS_CHOICES = ("linux", "windows", "wsl", "macos")
 
@@ -97,18 +102,36 @@ def _describe_gpu(kb: KnowledgeBase, text: str) -> Gpu:
     try:
         cc = parse_compute_capability(text)
     except MachineError:
-        record = lookup_gpu(kb, text)
-        return Gpu(
-            name=record.name,
-            compute_capability=record.compute_capability,
-            pci_id=described_pci_id(kb, text, record),
-            source="described (--gpu), compute capability from knowledge base",
-        )
+        return _described_by_name(kb, text)
     if kb.generation_for(cc) is None:
+        # "970" reads as compute capability 97.0, which nothing has: the GTX 970 was meant.
+        if text.strip().isdigit() and _names_a_gpu(kb, text):
+            return _described_by_name(kb, text)
         raise MachineError(
             f"--gpu {text}: compute capability {cc} belongs to no known GPU generation"
         )
     return Gpu(name=cc_only_name(cc), compute_capability=cc, source="described (--gpu)")
+
+
+def _names_a_gpu(kb: KnowledgeBase, text: str) -> bool:
+    try:
+        return kb.match_typed_gpu(text) is not None
+    except AmbiguousGpu:  # it does, several: _described_by_name says which
+        return True
+
+
+def _described_by_name(kb: KnowledgeBase, text: str) -> Gpu:
+    record = lookup_gpu(kb, text, typed=True)
+    pci_id = described_pci_id(kb, text, record)
+    match = None if pci_id else kb.match_typed_gpu(text)
+    return Gpu(
+        # A text that names several GPUs of one compute capability ("A100") stays as typed:
+        # the plan is for any of them, and says which they are.
+        name=" ".join(text.split()) if match and match.alternatives else record.name,
+        compute_capability=record.compute_capability,
+        pci_id=pci_id,
+        source=DESCRIBED_GPU_SOURCE,
+    )
 
 
 def _assumed_driver(kb: KnowledgeBase, gpu: Gpu, *, windows: bool) -> Optional[str]:

@@ -242,7 +242,7 @@ def _class(row: ClassSpec, kb: KnowledgeBase, path: Path) -> MachineClass:
 
 def _coverage(row: ClassSpec, kb: KnowledgeBase) -> tuple[tuple[str, ...], str]:
     if row.gpu is not None:
-        record = lookup_gpu(kb, row.gpu)
+        record = lookup_gpu(kb, row.gpu, typed=True)
         return (record.compute_capability,), row.gpu
     if row.compute_capability is None:
         return (), "none"

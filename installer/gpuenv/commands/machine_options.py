@@ -51,8 +51,8 @@ def machine_options(func: F) -> F:
         ),
         click.option(
             "--gpu",
-            help='Describe the GPU: a name ("GeForce 940M"), a compute capability (6.1) or a PCI'
-            " id (10de:1347).",
+            help='Describe the GPU: a name ("GeForce 940M", "940M", "RTX 3090"), a compute'
+            " capability (6.1) or a PCI id (10de:1347).",
         ),
         click.option("--driver", help="Describe the NVIDIA driver version (457.49, 535.183.01)."),
         click.option(

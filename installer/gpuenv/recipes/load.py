@@ -24,7 +24,7 @@ from gpuenv.machine import cc_tuple
 PLATFORMS = ("linux-64", "linux-aarch64", "win-64", "osx-64", "osx-arm64")
 FRAMEWORK_FILES = {"torch": "pytorch.toml", "tensorflow": "tensorflow.toml", "jax": "jax.toml"}
 RECIPES_ENV = "GPUENV_RECIPES"
-_RECORD_SHAPE = 3  # bump when a record gains or loses a field
+_RECORD_SHAPE = 4  # bump when a record (or the pickled KnowledgeBase) gains or loses a field
 _DRIVER_OSES = ("linux", "windows", "wsl")
 
 
@@ -208,6 +208,38 @@ class AmbiguousGpu(LookupError):
         )
 
 
+class AmbiguousGpuName(AmbiguousGpu):
+    """A typed name that fits GPUs of different names and compute capabilities ("16GB"), or
+    any number of them without a model number ("RTX", "GeForce")."""
+
+    def __init__(self, name: str, candidates: tuple[GpuRecord, ...]) -> None:
+        unique = {(normalize_gpu_name(c.name), c.compute_capability): c for c in candidates}
+        names = sorted(unique.values(), key=_by_cc_then_name)
+        shown = ", ".join(f"{c.name} ({c.compute_capability})" for c in names[:_SHOWN])
+        more = f" and {len(names) - _SHOWN} more" if len(names) > _SHOWN else ""
+        LookupError.__init__(
+            self,
+            f"{name!r} fits {len(names)} GPUs"
+            + (
+                " of different compute capability"
+                if len({c.compute_capability for c in names}) > 1
+                else ", too many to tell by a name without a model number"
+            )
+            + f" ({shown}{more});"
+            f" pass the full name (e.g. --gpu {names[0].name!r}) or the compute capability"
+            f" (e.g. --gpu {names[0].compute_capability})",
+        )
+        self.name = name
+        self.candidates = candidates
+
+
+_SHOWN = 8  # candidates an error or warning lists: enough to pick from, never hundreds
+
+
+def _by_cc_then_name(record: GpuRecord) -> tuple[tuple[int, ...], str]:
+    return cc_tuple(record.compute_capability), record.name
+
+
 @dataclass(frozen=True)
 class GpuMatch:
     """The GPU a name or PCI id stands for, and the other chips sold under that name that
@@ -215,6 +247,9 @@ class GpuMatch:
 
     record: GpuRecord
     unconfirmed: tuple[GpuRecord, ...] = ()
+    # Other GPUs a typed name fits, all of the record's compute capability ("A100": the
+    # A100-PCIE-40GB, A100-SXM4-80GB, ...): the plan holds for each and says so.
+    alternatives: tuple[GpuRecord, ...] = ()
 
 
 @dataclass
@@ -233,6 +268,11 @@ class KnowledgeBase:
     framework_drivers: tuple[FrameworkDriver, ...] = ()
     _by_pci: dict[str, list[GpuRecord]] = field(default_factory=dict, repr=False, init=False)
     _by_name: dict[str, list[GpuRecord]] = field(default_factory=dict, repr=False, init=False)
+    # The same names without brand words ("rtx 3060", "t4"), for names people type: built on
+    # the first such name, so runs that never read one (--gpu 8.6, detection) never pay for it.
+    _by_model_index: Optional[dict[str, list[GpuRecord]]] = field(
+        default=None, repr=False, init=False, compare=False
+    )
 
     def __post_init__(self) -> None:
         for gpu in self.gpus:
@@ -240,6 +280,15 @@ class KnowledgeBase:
                 self._by_pci.setdefault(pci, []).append(gpu)
             for name in (gpu.name, *gpu.aliases):
                 self._by_name.setdefault(normalize_gpu_name(name), []).append(gpu)
+
+    @property
+    def _by_model(self) -> dict[str, list[GpuRecord]]:
+        if self._by_model_index is None:
+            index: dict[str, list[GpuRecord]] = {}
+            for key, records in self._by_name.items():
+                index.setdefault(_without_brands(key), []).extend(records)
+            self._by_model_index = index
+        return self._by_model_index
 
     # --- GPUs -------------------------------------------------------------------------------
     def find_gpu(
@@ -279,16 +328,19 @@ class KnowledgeBase:
             return GpuMatch(chosen, others)
         raise AmbiguousGpu(name, tuple(confirmed or hits))
 
-    def _lookup_name(self, name: str) -> list[GpuRecord]:
+    def _lookup_name(
+        self, name: str, index: Optional[dict[str, list[GpuRecord]]] = None
+    ) -> list[GpuRecord]:
+        index = self._by_name if index is None else index
         key = normalize_gpu_name(name)
-        if key in self._by_name:
-            return self._by_name[key]
+        if key in index:
+            return index[key]
         # Reported names carry suffixes the tables leave out ("A100-SXM4-80GB", "with Max-Q
         # Design"): take the longest known name whose words all appear, in order.
         words = key.split()
         best: list[GpuRecord] = []
         best_len = 0
-        for known, records in self._by_name.items():
+        for known, records in index.items():
             known_words = known.split()
             if (
                 len(known_words) > best_len
@@ -297,6 +349,64 @@ class KnowledgeBase:
             ):
                 best, best_len = records, len(known_words)
         return best
+
+    def match_typed_gpu(self, text: str) -> Optional[GpuMatch]:
+        """The GPU a name typed by a person means ("RTX 3090", "940M", "A100"); None when none.
+
+        Every name match_gpu knows is read as it reads it (detected names never come here).
+        Otherwise brand words may be left out, and a name may be a part of a known one: the
+        exact name (brand words dropped) wins over a part ("RTX 3060" is never the 3060 Ti);
+        several GPUs fitting equally are one answer only when they share a compute capability.
+        A part with no model number ("RTX", "Laptop GPU") is refused as too vague."""
+        match = self.match_gpu(name=text)
+        if match is not None:
+            return match
+        key = normalize_gpu_name(text)
+        model = _without_brands(key)
+        brands = set(key.split()) - set(model.split())
+        if not model:  # "GeForce": a brand, no GPU
+            branded = _branded(brands, list(self.gpus)) if brands else []
+            if branded:
+                raise AmbiguousGpuName(text, tuple(branded))
+            return None
+        words = model.split()
+        exact = self._by_model.get(model, [])
+        hits = _branded(brands, exact) or _branded(
+            brands,
+            [
+                record
+                for known, records in self._by_model.items()
+                if _is_subsequence(words, known.split())  # the typed words are part of it
+                for record in records
+            ],
+        )
+        if not hits:  # "RTX 3090 24GB": a known name is part of the typed one
+            hits = _branded(brands, self._lookup_name(model, self._by_model))
+            if not hits:
+                return None
+        elif not exact and not _has_model_number(words):
+            raise AmbiguousGpuName(text, tuple(hits))
+        names = {normalize_gpu_name(h.name) for h in hits}  # "SUPER" and "Super" are one
+        if len(names) == 1:  # one name, maybe several chips: read exactly as the full name is
+            return self.match_gpu(name=hits[0].name)
+        if len({h.compute_capability for h in hits}) > 1:
+            raise AmbiguousGpuName(text, tuple(hits))
+        chosen = min(hits, key=lambda h: len(h.name.split()))  # the plainest name, first row
+        key = normalize_gpu_name(chosen.name)
+        others = {normalize_gpu_name(h.name): h for h in hits if normalize_gpu_name(h.name) != key}
+        return GpuMatch(chosen, alternatives=tuple(sorted(others.values(), key=_by_cc_then_name)))
+
+    def close_gpu_names(self, text: str) -> list[str]:
+        """Known names that look like a misspelt one (for the unknown-GPU error)."""
+        import difflib  # only on the error path
+
+        key = normalize_gpu_name(text)
+        model = _without_brands(key)
+        brands = set(key.split()) - set(model.split())
+        found = difflib.get_close_matches(model, list(self._by_model), n=3, cutoff=0.85)
+        return list(
+            dict.fromkeys(r.name for k in found for r in _branded(brands, self._by_model[k][:1]))
+        )
 
     def generation_for(self, cc: str) -> Optional[Generation]:
         for gen in self.generations:
@@ -364,6 +474,20 @@ def normalize_gpu_name(name: str) -> str:
     text = re.sub(_NAME_NOISE, " ", name.lower())
     text = text.replace("-", " ").replace("_", " ").replace("(", " ").replace(")", " ")
     return " ".join(text.split())
+
+
+# Words that name a product line, not a GPU, and that people leave out ("RTX 3090", "T4").
+# "TITAN" is not one: "TITAN X" and "TITAN V" are different GPUs. NVIDIA is already noise.
+GPU_BRAND_WORDS = frozenset({"geforce", "tesla", "quadro"})
+
+
+def _branded(brands: set[str], records: list[GpuRecord]) -> list[GpuRecord]:
+    """The records whose names carry every brand word typed ("Quadro RTX 3060" is no GeForce)."""
+    return [r for r in records if brands <= set(normalize_gpu_name(r.name).split())]
+
+
+def _without_brands(key: str) -> str:
+    return " ".join(w for w in key.split() if w not in GPU_BRAND_WORDS)
 
 
 def major_minor(version: str) -> str:
