@@ -91,6 +91,10 @@ def main() -> None:
             rows += lock_bench.rows(
                 work / "lock-default-tf", None, rounds(6), case=lock_bench.TENSORFLOW_WSL2
             )
+        if stack.framework != "jax":  # the install row is jax's (CPU)
+            jax_stack = make_stack(work / "jax-stack", index, None, PY)
+            (work / "install-jax").mkdir()
+            rows += install_bench.install_rows(work / "install-jax", jax_stack, rounds(10))
         rows += install_bench.rows(work / "install", stack, rounds(5))
     print(describe())
     print()

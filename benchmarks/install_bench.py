@@ -146,21 +146,12 @@ class Bench:
 
 
 def rows(work: Path, stack: Stack, rounds: int, python: str = PY) -> list[Row]:
+    """install, setup and the setup no-op, with `stack`."""
     bench = Bench(work, stack, python)
     bench.lock()
     for warm in (bench.gpuenv_install, bench.uv_sync, bench.gpuenv_setup, bench.uv_setup):
         warm()
-    install = paired(
-        Row(
-            "install --no-smoke-test",
-            "gpuenv install LOCK --prefix DIR --no-smoke-test",
-            "`uv venv` + `uv pip sync`",
-            goal_ratio=1.3,
-        ),
-        bench.gpuenv_install,
-        bench.uv_sync,
-        rounds,
-    )
+    install = _install_row(bench, rounds)
     setup = paired(
         Row(
             f"setup, warm caches ({stack.framework} CPU)",
@@ -187,6 +178,30 @@ def rows(work: Path, stack: Stack, rounds: int, python: str = PY) -> list[Row]:
         rounds,
     )
     return [install, setup, noop]
+
+
+def install_rows(work: Path, stack: Stack, rounds: int, python: str = PY) -> list[Row]:
+    """install alone, with `stack` (goals.py: the issue's install row is jax's, its setup row
+    torch's)."""
+    bench = Bench(work, stack, python)
+    bench.lock()
+    bench.gpuenv_install()  # warm both caches
+    bench.uv_sync()
+    return [_install_row(bench, rounds)]
+
+
+def _install_row(bench: Bench, rounds: int) -> Row:
+    return paired(
+        Row(
+            f"install --no-smoke-test ({bench.stack.framework} CPU)",
+            "gpuenv install LOCK --prefix DIR --no-smoke-test",
+            "`uv venv` + `uv pip sync`",
+            goal_ratio=1.3,
+        ),
+        bench.gpuenv_install,
+        bench.uv_sync,
+        rounds,
+    )
 
 
 def main() -> None:
