@@ -55,3 +55,17 @@ def only_index(monkeypatch: pytest.MonkeyPatch, index: str) -> None:
     monkeypatch.setenv("PIP_INDEX_URL", index)
     monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
     monkeypatch.delenv("PIP_FIND_LINKS", raising=False)
+
+
+def record_uv_calls(monkeypatch: pytest.MonkeyPatch, folder: Path) -> Path:
+    """gpuenv's uv becomes a wrapper that appends each command line to the file returned, then
+    runs the real uv (POSIX shells only)."""
+    import gpuenv.uv_binary as uv_binary
+
+    real_uv = uv_binary.find_uv()
+    calls = folder / "uv-calls"
+    wrapper = folder / "uv"
+    wrapper.write_text(f'#!/bin/sh\necho "$@" >> "{calls}"\nexec "{real_uv}" "$@"\n')
+    wrapper.chmod(0o755)
+    monkeypatch.setattr(uv_binary, "find_uv", lambda: str(wrapper))
+    return calls

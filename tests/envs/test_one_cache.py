@@ -40,6 +40,7 @@ from gpuenv.recipes import load_knowledge_base
 from gpuenv.safe_paths import UnsafePathError
 from gpuenv.setup import SetupPlan
 from installrepos import PY, InstallRepos, gpuenv, jax_plan, make_lock, run_in
+from isolation import record_uv_calls
 from lockdata import dump, load, package, write_for_wheels, write_valid
 
 JAX = "jax-0.4.30-py3-none-any.whl"
@@ -441,14 +442,7 @@ def test_install_builds_the_venv_on_the_python_the_check_found(
 ) -> None:
     """uv looks for the lockfile's Python once (the fail-fast check), not twice: `uv venv` is
     given the interpreter it found (looking again cost `uv venv` most of its time)."""
-    import gpuenv.uv_binary as uv_binary
-
-    real_uv = uv_binary.find_uv()
-    calls = tmp_path / "calls"
-    wrapper = tmp_path / "uv"
-    wrapper.write_text(f'#!/bin/sh\necho "$@" >> "{calls}"\nexec "{real_uv}" "$@"\n')
-    wrapper.chmod(0o755)
-    monkeypatch.setattr(uv_binary, "find_uv", lambda: str(wrapper))
+    calls = record_uv_calls(monkeypatch, tmp_path)
     lockfile = wheel_lock(install_repos, tmp_path / "a.lock.yml")
     with pytest.raises(SystemExit) as exited:
         main(["install", str(lockfile), "--name", "lab", "--no-smoke-test", "-q"])

@@ -21,6 +21,7 @@ from gpuenv.envs.python_check import PythonLookup, check_python_available, pytho
 from gpuenv.envs.store import EnvLocation
 from gpuenv.lock.read import read_lockfile
 from installrepos import PY, InstallRepos
+from isolation import record_uv_calls
 from lockdata import dump, in_process, load, write_for_wheels, write_valid
 
 REPO = Path(__file__).resolve().parents[2]
@@ -166,11 +167,7 @@ def test_a_lookup_for_another_version_or_uv_is_not_used(
 def test_install_starts_the_lookup_before_it_parses_and_uses_its_answer(
     install_repos: InstallRepos, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real_uv = uv_binary.find_uv()
-    wrapper = tmp_path / "uv"
-    wrapper.write_text(f'#!/bin/sh\necho "$@" >> "{tmp_path / "calls"}"\nexec "{real_uv}" "$@"\n')
-    wrapper.chmod(0o755)
-    monkeypatch.setattr(uv_binary, "find_uv", lambda: str(wrapper))
+    uv_calls = record_uv_calls(monkeypatch, tmp_path)
     events: list[str] = []
     real_init, real_load = PythonLookup.__init__, load_module.load_locked
 
@@ -188,7 +185,7 @@ def test_install_starts_the_lookup_before_it_parses_and_uses_its_answer(
     code, _out, err = in_process("install", str(lockfile), "--name", "lab", "--no-smoke-test")
     assert code == 0, err
     assert events == [f"lookup {PY}", "parse"]
-    calls = [line.split()[:2] for line in (tmp_path / "calls").read_text().splitlines()]
+    calls = [line.split()[:2] for line in uv_calls.read_text().splitlines()]
     assert calls == [
         ["python", "find"],
         ["venv", str(EnvLocation.named("lab").current())],

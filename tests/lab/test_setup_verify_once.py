@@ -10,6 +10,7 @@ import pytest
 
 from gpuenv.envs.store import EnvLocation
 from installrepos import InstallRepos, gpuenv, jax_plan, make_lock
+from isolation import record_uv_calls
 from localrepos import build_simple_index, build_wheel
 
 COUNTING_JAX = """
@@ -96,15 +97,9 @@ def test_setup_reads_the_lab_lockfile_once(
     """The lockfile read for the plan is the one installed: parsed once, not again; and uv looks
     for its Python once (started before setup's imports and checks, answered for the venv)."""
     import gpuenv.lock.read as read_module
-    import gpuenv.uv_binary as uv_binary
     from gpuenv.cli import main
 
-    real_uv = uv_binary.find_uv()
-    calls = tmp_path / "uv-calls"
-    wrapper = tmp_path / "uv"
-    wrapper.write_text(f'#!/bin/sh\necho "$@" >> "{calls}"\nexec "{real_uv}" "$@"\n')
-    wrapper.chmod(0o755)
-    monkeypatch.setattr(uv_binary, "find_uv", lambda: str(wrapper))
+    calls = record_uv_calls(monkeypatch, tmp_path)
 
     lab = tmp_path / "lab.toml"
     lab.write_text(LAB)
