@@ -137,8 +137,9 @@ def test_the_program_spares_the_last_collection_and_a_caller_of_main_keeps_it(
 
 
 def test_the_plan_and_lockfile_types_load_without_the_resolver(tmp_path: Path) -> None:
-    """install, verify and the store read plans and lockfiles: the resolver's rules, candidates
-    and explanations are not theirs to load; the package's names still load on first use."""
+    """install, verify, the store and the setup no-op read plans and lockfiles: the resolver's
+    rules, candidates and explanations are not theirs to load; the package's names still load on
+    first use."""
     env = {**os.environ, "GPUENV_CACHE_DIR": str(tmp_path / "cache")}
     resolver = (
         "gpuenv.resolve.candidates",
@@ -146,7 +147,10 @@ def test_the_plan_and_lockfile_types_load_without_the_resolver(tmp_path: Path) -
         "gpuenv.resolve.resolver",
         "gpuenv.resolve.rules",
     )
-    readers = "import gpuenv.resolve.plan, gpuenv.lock.lockfile, gpuenv.envs.artifacts"
+    readers = (
+        "import gpuenv.resolve.plan, gpuenv.lock.lockfile, gpuenv.envs.artifacts,"
+        " gpuenv.setup, gpuenv.commands.setup"  # the setup no-op's modules
+    )
     assert _modules_after(readers, resolver, env) == []
     users = "from gpuenv.resolve import resolve, ResolveError, Plan"
     assert _modules_after(users, resolver, env) == list(resolver)

@@ -27,14 +27,12 @@ from gpuenv.indexes import IndexConfig
 from gpuenv.lab import Lab, LabError, lab_class_plan, with_packages
 from gpuenv.machine import Machine
 from gpuenv.recipes import KnowledgeBase
-from gpuenv.resolve import ResolveError, resolve
-from gpuenv.resolve.plan import Plan
+from gpuenv.resolve.plan import DEFAULT_REQUIREMENTS, Plan
 
 if TYPE_CHECKING:  # the no-op check imports this module: no lockfile stack for it
     from gpuenv.lock.lockfile import LockedEnvironment
 
 Say = Callable[[str], None]
-DEFAULT_REQUIREMENTS = ("torch",)
 
 
 @dataclass(frozen=True)
@@ -229,6 +227,7 @@ def _resolve_here(
 ) -> tuple[Plan, list[str]]:
     from gpuenv.lock import plan_changes
     from gpuenv.lock.availability import resolve_with_sources
+    from gpuenv.resolve import ResolveError, resolve
 
     args: dict[str, Any] = dict(no_gpu=opts.no_gpu, require_gpu=opts.require_gpu)
     sourced = resolve_with_sources(machine, requirements, kb, indexes, python=opts.python, **args)

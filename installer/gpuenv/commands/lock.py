@@ -114,7 +114,7 @@ def lock_command(
     from gpuenv.lock.conda import DEFAULT_CHANNELS
     from gpuenv.lock.names import PYLOCK, LockNameError, check_output, default_output
     from gpuenv.recipes import load_knowledge_base
-    from gpuenv.resolve import resolve
+    from gpuenv.resolve import DEFAULT_REQUIREMENTS, resolve
 
     if lab_file is not None:
         _refuse_beside("--lab", _NOT_WITH_LAB, requirements, _LAB_DECIDES)
@@ -159,7 +159,7 @@ def lock_command(
             resolve_args: dict[str, Any] = dict(
                 python=python, no_gpu=no_gpu, require_gpu=require_gpu, gpu_index=gpu_index
             )
-            reqs = requirements or ("torch",)
+            reqs = requirements or DEFAULT_REQUIREMENTS
             ideal = plan = resolve(machine, reqs, kb=kb, **resolve_args)
             if not (check or no_probe):
                 # uv starts on the plan resolved as if every source answered, then the index

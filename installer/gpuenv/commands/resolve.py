@@ -10,7 +10,7 @@ import click
 from gpuenv.commands.json_output import emit_result, json_option
 from gpuenv.commands.machine_options import machine_from_options, plan_options
 from gpuenv.recipes import load_knowledge_base
-from gpuenv.resolve import Plan, resolve
+from gpuenv.resolve import DEFAULT_REQUIREMENTS, Plan, resolve
 from gpuenv.resolve.report import render
 
 
@@ -32,7 +32,7 @@ def _plan(
     )
     return resolve(
         machine,
-        requirements or ("torch",),
+        requirements or DEFAULT_REQUIREMENTS,
         kb=kb,
         python=python,
         no_gpu=no_gpu,

@@ -149,7 +149,8 @@ def run_setup(
     from gpuenv.indexes import user_index_config
     from gpuenv.lab import discover_lab
     from gpuenv.recipes import load_knowledge_base
-    from gpuenv.setup import DEFAULT_REQUIREMENTS, SetupOptions, inputs_hash, read_state
+    from gpuenv.resolve.plan import DEFAULT_REQUIREMENTS
+    from gpuenv.setup import SetupOptions, inputs_hash, read_state
 
     report = Reporter(quiet=quiet or as_json)
     kb = load_knowledge_base()

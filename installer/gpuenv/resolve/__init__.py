@@ -13,9 +13,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from gpuenv.resolve.plan import Plan
+    from gpuenv.resolve.plan import DEFAULT_REQUIREMENTS, Plan
     from gpuenv.resolve.requirements import RequirementError
-    from gpuenv.resolve.resolver import DEFAULT_REQUIREMENTS, ResolveError, resolve
+    from gpuenv.resolve.resolver import ResolveError, resolve
     from gpuenv.resolve.target import Availability, TargetError
 
 __all__ = [
@@ -29,7 +29,7 @@ __all__ = [
 ]
 
 _HOMES = {
-    "DEFAULT_REQUIREMENTS": "gpuenv.resolve.resolver",
+    "DEFAULT_REQUIREMENTS": "gpuenv.resolve.plan",
     "Availability": "gpuenv.resolve.target",
     "Plan": "gpuenv.resolve.plan",
     "RequirementError": "gpuenv.resolve.requirements",

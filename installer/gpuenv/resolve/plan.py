@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Optional
 
 PLAN_SCHEMA = 1
+DEFAULT_REQUIREMENTS = ("torch",)  # what is planned when no framework is asked for
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from gpuenv.resolve import explain
 from gpuenv.resolve.assemble import assemble
 from gpuenv.resolve.candidates import candidates
 from gpuenv.resolve.combine import best_combination
-from gpuenv.resolve.plan import Plan
+from gpuenv.resolve.plan import DEFAULT_REQUIREMENTS, Plan
 from gpuenv.resolve.requirements import (
     FrameworkRequirement,
     RequirementError,
@@ -21,8 +21,6 @@ from gpuenv.resolve.requirements import (
 )
 from gpuenv.resolve.rules import Candidate, Rejection
 from gpuenv.resolve.target import Availability, Target, TargetError, build_target
-
-DEFAULT_REQUIREMENTS = ("torch",)
 
 
 class ResolveError(Exception):
