@@ -189,12 +189,7 @@ class _Reader:
 
     def plan(self, custom: dict[str, str], platform: str) -> Plan:
         where = f"metadata.custom_metadata.{_META}plan"
-        if f"{_META}plan" not in custom:
-            raise self.fail(f"{where} is missing")
-        try:
-            data = json.loads(custom[f"{_META}plan"])
-        except (ValueError, RecursionError):
-            raise self.fail(f"{where} is not JSON") from None
+        data = self.custom_json(custom, f"{_META}plan")
         problem = check_plan(data)
         if problem:
             raise self.fail(f"{where}: {problem}")
@@ -301,16 +296,21 @@ class _Reader:
             raise self.fail(f"{where}.url: scheme {parts.scheme!r:.20} is not https, http or file")
         return plain_name(unquote(parts.path.rsplit("/", 1)[-1]), f"{where}.url's file name")
 
+    def custom_json(self, custom: dict[str, str], key: str, holds: str = "") -> Any:
+        """custom_metadata[key], parsed as JSON; `holds` names what a missing one should hold."""
+        field = f"metadata.custom_metadata.{key}"
+        if key not in custom:
+            raise self.fail(f"{field} is missing" + (f" ({holds})" if holds else ""))
+        try:
+            return json.loads(custom[key])
+        except (ValueError, RecursionError):
+            raise self.fail(f"{field} is not JSON") from None
+
     def conda_extra(
         self, custom: dict[str, str], name: str, file_name: str, where: str
     ) -> dict[str, Any]:
         field = f"metadata.custom_metadata.{_META}conda.{name}"
-        if f"{_META}conda.{name}" not in custom:
-            raise self.fail(f"{field} is missing (the record fields of {where})")
-        try:
-            extra = json.loads(custom[f"{_META}conda.{name}"])
-        except (ValueError, RecursionError):
-            raise self.fail(f"{field} is not JSON") from None
+        extra = self.custom_json(custom, f"{_META}conda.{name}", f"the record fields of {where}")
         extra = self.mapping(extra, field)
         overriding = sorted(set(extra) - set(_CONDA_EXTRA))
         if overriding:
