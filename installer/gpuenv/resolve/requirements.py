@@ -47,7 +47,8 @@ def canonical_name(name: str) -> str:
 
 
 # Memoised: resolve reads the same few dozen library requirements of the knowledge base for
-# every CUDA build it weighs, and a SpecifierSet is immutable, so sharing one is safe.
+# every CUDA build it weighs; sharing a SpecifierSet is safe, as nothing here sets its
+# prereleases (its one mutable attribute).
 @lru_cache(maxsize=1024)
 def parse_pin(text: str) -> Pin:
     """`name[extras] specifier ; marker` -> Pin (markers are not evaluated: see callers)."""
