@@ -38,7 +38,7 @@ MAX_MACHINE_FILE_BYTES = 1 << 20  # `gpuenv detect --json` writes a few kilobyte
 
 def load_machine_file(path: Path) -> Machine:
     """A Machine JSON file: a regular UTF-8 file of bounded size, never a pipe or a device."""
-    from gpuenv.safe_paths import UnsafePathError, read_bounded
+    from gpuenv.fs.safe_paths import UnsafePathError, read_bounded
 
     try:
         raw = read_bounded(path, MAX_MACHINE_FILE_BYTES, "machine file")

@@ -19,6 +19,7 @@ from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, Optional
 
 from gpuenv.describe import OS_CHOICES
+from gpuenv.fs.safe_paths import UnsafePathError, is_windows_device, read_bounded
 from gpuenv.machine import (
     MachineError,
     normalize_arch,
@@ -26,7 +27,6 @@ from gpuenv.machine import (
     parse_driver_version,
 )
 from gpuenv.resolve.requirements import RequirementError, parse_requirements
-from gpuenv.safe_paths import UnsafePathError, is_windows_device, read_bounded
 
 if sys.version_info >= (3, 11):
     import tomllib

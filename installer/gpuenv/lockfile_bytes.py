@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpuenv.safe_paths import UnsafePathError, read_bounded
+from gpuenv.fs.safe_paths import UnsafePathError, read_bounded
 
 MAX_LOCKFILE_BYTES = 64 << 20
 

@@ -10,8 +10,8 @@ import pytest
 import tomllib
 from packaging.pylock import Pylock
 
-from gpuenv.atomic_write import OutputPathError
 from gpuenv.envs.store import EnvLocation, interpreter
+from gpuenv.fs.atomic_write import OutputPathError
 from gpuenv.lock import LockOptions, check_lockfile
 from gpuenv.lock.errors import LockError
 from gpuenv.lock.load import load_locked

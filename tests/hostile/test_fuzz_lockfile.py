@@ -186,9 +186,9 @@ def test_mutated_lockfiles_never_escape_or_crash(
 def test_mutated_conda_lockfiles_read_cleanly_or_keep_every_invariant(tmp_path: Path) -> None:
     """The reader alone, over a lockfile with conda packages: a mutation is refused with
     gpuenv's own error, or what is read keeps the invariants install relies on."""
+    from gpuenv.fs.safe_paths import is_sha256, plain_name
     from gpuenv.lock.lockfile import LockfileError
     from gpuenv.lock.read import read_lockfile
-    from gpuenv.safe_paths import is_sha256, plain_name
     from lockdata import write_valid
 
     base = write_valid(tmp_path / "base.lock.yml", conda=True)

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from gpuenv import atomic_write as aw
 from gpuenv.errors import FAILURE_EXIT, USAGE_EXIT, exit_code
+from gpuenv.fs import atomic_write as aw
 from gpuenv.lock.read import read_lockfile
 from installrepos import jax_plan
 from lockdata import in_process, write_valid

@@ -18,7 +18,7 @@ from gpuenv.envs.artifacts import Artifact, fetch_all, gather
 from gpuenv.envs.errors import InstallError
 from gpuenv.envs.store import EnvLocation, interpreter
 from gpuenv.errors import FAILURE_EXIT, USAGE_EXIT, exit_code
-from gpuenv.safe_paths import UnsafePathError, inside, plain_name
+from gpuenv.fs.safe_paths import UnsafePathError, inside, plain_name
 from installrepos import InstallRepos, run_in
 from lockdata import in_process, write_for_wheels
 

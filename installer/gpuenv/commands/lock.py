@@ -385,9 +385,9 @@ MAX_PLAN_BYTES = 4 << 20
 
 def _read_plan_file(path: Path) -> Any:
     """A Plan from `gpuenv resolve --json` (a file from elsewhere: checked like a lockfile's)."""
+    from gpuenv.fs.safe_paths import read_bounded
     from gpuenv.lock.plan_fields import check_plan
     from gpuenv.resolve.plan import Plan
-    from gpuenv.safe_paths import read_bounded
 
     raw = read_bounded(path, MAX_PLAN_BYTES, "plan file")
     try:

@@ -15,7 +15,7 @@ from bytes gpuenv checked.
 --offline --from DIR` reads that folder in place, regular files only.
 
 Names, URLs and hashes come from a lockfile (untrusted): gpuenv.lock.read has checked them
-already, and they are checked again here: every path stays inside its folder (gpuenv.safe_paths),
+already, and they are checked again here: every path stays inside its folder (gpuenv.fs.safe_paths),
 and a URL handed to uv cannot smuggle an option into its requirements file. gpuenv's own
 downloads are retried with backoff on transient failures (a dropped connection, a 5xx, a cut
 body), and a stalled one times out after GPUENV_DOWNLOAD_TIMEOUT seconds without data (default
@@ -40,9 +40,9 @@ from urllib.parse import unquote, urldefrag, urlsplit
 
 from gpuenv.cache import tag_cache
 from gpuenv.envs.errors import HashMismatchError, InstallError
+from gpuenv.fs.safe_paths import UnsafePathError, inside, is_sha256, plain_name
 from gpuenv.indexes import IndexConfig, default_index_url, uv_sources
 from gpuenv.lock.lockfile import PORTABLE_PREFIX, LockedEnvironment
-from gpuenv.safe_paths import UnsafePathError, inside, is_sha256, plain_name
 from gpuenv.simple_index import project_files
 
 CHUNK = 1 << 20

@@ -24,7 +24,7 @@ from typing import Any, Optional
 
 from gpuenv.envs import fs
 from gpuenv.envs.errors import CorruptEnvironment, EnvironmentNotFound, StoreInputError
-from gpuenv.safe_paths import is_windows_device
+from gpuenv.fs.safe_paths import is_windows_device
 
 HOME_ENV = "GPUENV_HOME"
 METADATA = "gpuenv-env.json"

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
-from gpuenv.atomic_write import check_output_path
+from gpuenv.fs.atomic_write import check_output_path
 from gpuenv.indexes import IndexConfig, user_index_config
 from gpuenv.lock.conda import DEFAULT_CHANNELS
 from gpuenv.lock.errors import LockError

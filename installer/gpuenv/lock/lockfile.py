@@ -212,12 +212,12 @@ def _conda_dependencies(depends: list[str]) -> dict[str, str]:
 
 def write_lockfile(lockfile: Any, path: Path, header: str = "") -> None:
     """Write atomically: a half-written lockfile never replaces a good one, and only a regular
-    file or a new path is replaced (gpuenv.atomic_write).
+    file or a new path is replaced (gpuenv.fs.atomic_write).
 
     `header` (comment lines, gpuenv.lock.header) replaces conda-lock's own help text, which
     tells users to regenerate the file with conda-lock, a command that cannot make it.
     """
-    from gpuenv.atomic_write import atomic_write
+    from gpuenv.fs.atomic_write import atomic_write
 
     write_conda_lock_file = conda_lock_api.load().write_conda_lock_file
 

@@ -21,7 +21,7 @@ from typing import Any, Optional
 from packaging.pylock import Pylock, PylockValidationError
 from packaging.utils import canonicalize_name
 
-from gpuenv.atomic_write import atomic_write_text
+from gpuenv.fs.atomic_write import atomic_write_text
 from gpuenv.lock.errors import LockError
 from gpuenv.lock.pypi import PipArtifact
 from gpuenv.resolve.plan import Plan

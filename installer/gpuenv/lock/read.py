@@ -24,6 +24,7 @@ from urllib.parse import unquote, urlsplit
 
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
+from gpuenv.fs.safe_paths import UnsafePathError, is_md5, is_sha256, plain_name
 from gpuenv.lock.lockfile import (
     LOCK_FORMAT,
     PORTABLE_PREFIX,
@@ -36,7 +37,6 @@ from gpuenv.lockfile_bytes import MAX_LOCKFILE_BYTES as MAX_LOCKFILE_BYTES  # re
 from gpuenv.lockfile_bytes import read_lockfile_bytes as read_lockfile_bytes  # re-exported
 from gpuenv.recipes import PLATFORMS
 from gpuenv.resolve.plan import Plan
-from gpuenv.safe_paths import UnsafePathError, is_md5, is_sha256, plain_name
 
 _META = "gpuenv."
 _TOP_KEYS = {"version", "metadata", "package"}
