@@ -9,7 +9,7 @@ import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuenv.indexes import IndexConfig
+from gpuenv.index.config import IndexConfig
 from gpuenv.lock import LockOptions, lock_plan
 from gpuenv.resolve.plan import FrameworkChoice, PipRequirement, Plan
 from localrepos import build_conda_channel, build_conda_package, build_simple_index, build_wheel

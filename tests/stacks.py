@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuenv.indexes import IndexConfig
+from gpuenv.index.config import IndexConfig
 from localrepos import build_conda_channel, build_conda_package, build_simple_index, build_wheel
 
 WIN = "cp310-cp310-win_amd64"

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from gpuenv.indexes import IndexConfig
+from gpuenv.index.config import IndexConfig
 from gpuenv.lab_schema import ClassSpec, LabError, parse_lab, read_lab_data
 from gpuenv.machine import (
     Driver,

@@ -27,7 +27,7 @@ import pytest
 import gpuenv.detect as detect_module
 import gpuenv.envs.artifacts as artifacts_module
 import gpuenv.envs.python_check as python_check
-import gpuenv.indexes as indexes_module
+import gpuenv.index.config as indexes_module
 import gpuenv.lock as lock_module
 import gpuenv.setup as gpuenv_setup
 from gpuenv.cli import main

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 import gpuenv.detect
-import gpuenv.indexes
+import gpuenv.index.config
 import gpuenv.lock
 import gpuenv.lock.availability
 import gpuenv.verify
@@ -58,7 +58,7 @@ def local(
         build_wheel(root / "w", "otherlib", "1.0", files={"otherlib/__init__.py": ""}),
         build_wheel(root / "w", "ipykernel", "6.0", files={"ipykernel_launcher.py": "print(1)\n"}),
     ]
-    index = gpuenv.indexes.IndexConfig(index_url=build_simple_index(root / "index", wheels))
+    index = gpuenv.index.config.IndexConfig(index_url=build_simple_index(root / "index", wheels))
     chosen = {"jax": "0.4.30", "resolved": 0}
     machine = describe_machine(
         load_knowledge_base(), gpu=None, driver=None, os_name="linux", arch=None
@@ -79,7 +79,7 @@ def local(
     monkeypatch.setattr(gpuenv.detect, "detect_machine", lambda: machine)
     monkeypatch.setattr(gpuenv.lock.availability, "resolve_with_sources", resolve_with_sources)
     monkeypatch.setattr(gpuenv.lock, "lock_plan", lock_plan)
-    monkeypatch.setattr(gpuenv.indexes, "user_index_config", lambda: index)
+    monkeypatch.setattr(gpuenv.index.config, "user_index_config", lambda: index)
     monkeypatch.setattr(gpuenv.verify, "verify_environment", lambda *_a, **_kw: StandInVerdict())
     return chosen
 

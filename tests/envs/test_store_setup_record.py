@@ -21,7 +21,7 @@ import pytest
 
 import gpuenv.detect
 import gpuenv.envs.transaction as transaction
-import gpuenv.indexes
+import gpuenv.index.config
 import gpuenv.lock
 import gpuenv.setup
 import gpuenv.verify
@@ -57,7 +57,7 @@ def stack(
     monkeypatch.setattr(gpuenv.detect, "detect_machine", lambda: machine)
     monkeypatch.setattr(gpuenv.setup, "plan_setup", plan_setup)
     monkeypatch.setattr(gpuenv.lock, "lock_plan", lock_plan)
-    monkeypatch.setattr(gpuenv.indexes, "user_index_config", lambda: install_repos.indexes)
+    monkeypatch.setattr(gpuenv.index.config, "user_index_config", lambda: install_repos.indexes)
     monkeypatch.setattr(gpuenv.verify, "verify_environment", lambda *_a, **_kw: StandInVerdict())
     return chosen
 

@@ -16,11 +16,11 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from gpuenv import simple_index
 from gpuenv.envs import artifacts
 from gpuenv.envs.artifacts import Artifact, fetch_all
 from gpuenv.envs.errors import InstallError
 from gpuenv.envs.store import EnvLocation, interpreter
+from gpuenv.index import simple as simple_index
 from installrepos import InstallRepos, gpuenv, run_in
 from lockdata import in_process, write_for_wheels
 

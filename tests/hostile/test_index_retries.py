@@ -11,7 +11,7 @@ import pytest
 import requests
 from urllib3.exceptions import MaxRetryError, NameResolutionError
 
-from gpuenv import simple_index
+from gpuenv.index import simple as simple_index
 
 URL = "https://index.example.invalid/simple"
 

@@ -10,15 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from gpuenv import indexes
-from gpuenv.indexes import (
+from gpuenv.index import config as indexes
+from gpuenv.index.config import (
     IndexConfig,
     IndexConfigError,
     default_index_url,
     user_index_config,
     uv_builtin_default_index,
 )
-from gpuenv.pip_config import read_pip_settings
+from gpuenv.index.pip_config import read_pip_settings
 from gpuenv.uv_binary import find_uv
 
 MIRROR = "https://mirror.example/simple"

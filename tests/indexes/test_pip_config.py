@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuenv.pip_config import PipConfigError, PipSettings, config_files, read_pip_settings
+from gpuenv.index.pip_config import PipConfigError, PipSettings, config_files, read_pip_settings
 
 A, B, C, D = (f"https://mirror-{x}.example/simple" for x in "abcd")
 

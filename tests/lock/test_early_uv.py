@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 import gpuenv.lock
 from gpuenv.cli import cli
-from gpuenv.indexes import IndexConfig
+from gpuenv.index.config import IndexConfig
 from gpuenv.lock import LockOptions, lock_plan, start_pip_lock
 from gpuenv.lock.availability import SourcedPlan, resolve_with_sources
 from gpuenv.lock.errors import LockError, SourceUnreachableError

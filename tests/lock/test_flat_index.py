@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuenv.indexes import IndexConfig
+from gpuenv.index.config import IndexConfig
 from gpuenv.lock.pypi import compile_pip
 from gpuenv.resolve import resolve
 from gpuenv.resolve.plan import PipRequirement

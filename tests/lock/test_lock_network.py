@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from packaging.version import Version
 
-from gpuenv.indexes import IndexConfig
+from gpuenv.index.config import IndexConfig
 from gpuenv.lock import LockOptions, lock_plan
 from gpuenv.lock.lockfile import read_lockfile
 from gpuenv.resolve import resolve

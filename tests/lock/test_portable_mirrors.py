@@ -22,7 +22,7 @@ import yaml
 
 from gpuenv.envs.artifacts import artifacts_of, gather
 from gpuenv.envs.errors import InstallError
-from gpuenv.indexes import IndexConfig, IndexConfigError, uv_sources
+from gpuenv.index.config import IndexConfig, IndexConfigError, uv_sources
 from gpuenv.lock import LockOptions, LockResult, lock_plan
 from gpuenv.lock.lockfile import read_lockfile
 from gpuenv.lock.portability import Sources, not_portable
@@ -150,7 +150,7 @@ def test_uv_configured_mirror_locks_portable_and_installs_from_another(
     assert "gpuenv.not_portable" not in metadata(out)
 
     configure(monkeypatch, tmp_path / "installer", install_with, mirrors.b)
-    from gpuenv.indexes import user_index_config
+    from gpuenv.index.config import user_index_config
 
     sources = gather(artifacts_of(locked), cache=tmp_path / "cache", indexes=user_index_config())
     assert sorted(s.artifact.name for s in sources) == ["jax", "numpy"]

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from gpuenv.index.simple import fetch_filenames, unknown_host
 from gpuenv.lock.availability import _is_missing_project
 from gpuenv.lock.probe_cache import (
     GONE_TTL,
@@ -22,7 +23,6 @@ from gpuenv.lock.probe_cache import (
     cached_filenames,
     failure_text,
 )
-from gpuenv.simple_index import fetch_filenames, unknown_host
 from localrepos import build_simple_index, build_wheel, serve_directory
 
 INDEX = "https://mirror.example/simple/"
@@ -314,10 +314,10 @@ def test_a_lock_offline_from_a_missing_host_imports_no_http_client_the_second_ti
     interpreter, without importing requests, with the same notes."""
     code = (
         "import sys\n"
-        "from gpuenv.indexes import IndexConfig\n"
+        "from gpuenv.index.config import IndexConfig\n"
         "from gpuenv.lock import availability\n"
         "from gpuenv.recipes import load_knowledge_base\n"
-        "from gpuenv import simple_index\n"
+        "from gpuenv.index import simple as simple_index\n"
         "asked = []\n"
         "def fetch(index, project):\n"
         "    asked.append(index)\n"

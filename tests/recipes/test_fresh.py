@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpuenv.indexes import IndexConfig
+from gpuenv.index.config import IndexConfig
 from gpuenv.lock.availability import resolve_with_sources
 from gpuenv.recipes.fresh import newer_releases
 from localrepos import build_simple_index, build_wheel

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from gpuenv.index.simple import fetch_filenames
+from gpuenv.index.wheel_platforms import platform_of
 from gpuenv.recipes.online import compare, compare_variants, wheel_pythons
-from gpuenv.simple_index import fetch_filenames
-from gpuenv.wheel_platforms import platform_of
 from localrepos import build_simple_index, build_wheel
 
 

@@ -69,7 +69,7 @@ def install_command(
         from gpuenv.envs.artifacts import artifacts_of, gather
         from gpuenv.envs.python_check import check_python_available
         from gpuenv.envs.transaction import check_platform, install
-        from gpuenv.indexes import user_index_config
+        from gpuenv.index.config import user_index_config
         from gpuenv.lock.load import load_locked
 
         locked = load_locked(lockfile, raw)
@@ -123,7 +123,7 @@ def install_command(
 def fetch_command(lockfile: Path, dest: Path, quiet: bool, as_json: bool) -> None:
     """Download every file LOCKFILE names into a folder, each checked against its hash."""
     from gpuenv.envs.artifacts import artifacts_of, fetch_all
-    from gpuenv.indexes import user_index_config
+    from gpuenv.index.config import user_index_config
     from gpuenv.lock.load import load_locked
 
     locked = load_locked(lockfile)

@@ -109,7 +109,7 @@ def lock_command(
     class_names: tuple[str, ...],
 ) -> None:
     """Lock REQUIREMENTS (torch, 'tensorflow>=2.11', jax) for a machine into a reproducible lockfile."""
-    from gpuenv.indexes import user_index_config
+    from gpuenv.index.config import user_index_config
     from gpuenv.lock import LockOptions, check_lockfile, lock_plan, start_pip_lock
     from gpuenv.lock.conda import DEFAULT_CHANNELS
     from gpuenv.lock.names import PYLOCK, LockNameError, check_output, default_output

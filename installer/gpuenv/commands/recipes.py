@@ -25,7 +25,7 @@ def check_command(ctx: click.Context, online: bool, strict: bool, as_json: bool)
     kb = load_knowledge_base()
     findings = check(kb)
     if online:
-        from gpuenv.indexes import default_index_url
+        from gpuenv.index.config import default_index_url
         from gpuenv.recipes.online import compare
 
         index = default_index_url()
@@ -77,7 +77,7 @@ def draft_command(framework: str, version: str, indexes: tuple[str, ...]) -> Non
     Reads the default index's and the framework's per-variant indexes' file lists, the wheels'
     METADATA and (with range requests) torch/version.py or TensorFlow's build_info.py.
     """
-    from gpuenv.indexes import default_index_url
+    from gpuenv.index.config import default_index_url
     from gpuenv.recipes.draft import DraftError, draft
 
     kb = load_knowledge_base()

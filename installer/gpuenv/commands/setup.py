@@ -146,7 +146,7 @@ def run_setup(
     from gpuenv.detect import detect_machine
     from gpuenv.envs.store import EnvLocation
     from gpuenv.envs.transaction import tidy_leftovers, up_to_date
-    from gpuenv.indexes import user_index_config
+    from gpuenv.index.config import user_index_config
     from gpuenv.lab import discover_lab
     from gpuenv.recipes import load_knowledge_base
     from gpuenv.resolve.plan import DEFAULT_REQUIREMENTS

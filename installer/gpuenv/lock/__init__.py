@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from gpuenv.fs.atomic_write import check_output_path
-from gpuenv.indexes import IndexConfig, user_index_config
+from gpuenv.index.config import IndexConfig, user_index_config
 from gpuenv.lock.conda import DEFAULT_CHANNELS
 from gpuenv.lock.errors import LockError
 from gpuenv.lock.names import PYLOCK, check_output

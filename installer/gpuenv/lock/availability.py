@@ -18,7 +18,15 @@ from urllib.parse import unquote
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
-from gpuenv.indexes import IndexConfig, IndexConfigError, UvSources, default_index_url, uv_sources
+from gpuenv.index.config import (
+    IndexConfig,
+    IndexConfigError,
+    UvSources,
+    default_index_url,
+    uv_sources,
+)
+from gpuenv.index.simple import fetch_filenames, unknown_host
+from gpuenv.index.wheel_platforms import platform_of
 from gpuenv.lock.probe_cache import cached_filenames, failure_text
 from gpuenv.machine import Machine
 from gpuenv.recipes import KnowledgeBase
@@ -26,8 +34,6 @@ from gpuenv.recipes.fresh import newer_releases
 from gpuenv.resolve.plan import Plan
 from gpuenv.resolve.rules import labelled_project
 from gpuenv.resolve.target import Availability
-from gpuenv.simple_index import fetch_filenames, unknown_host
-from gpuenv.wheel_platforms import platform_of
 
 PROBE_TIMEOUT = 15.0
 

@@ -9,7 +9,7 @@ output and in the lockfile's `gpuenv.not_portable` (see docs/stages.md, "Portabl
 
 uv's pylock.toml (`uv pip compile --format pylock.toml`) records no source per package, so the
 source is told from the wheel's URL and the locations the user configured: pip's (passed to
-uv) and uv's own (its variables and uv.toml, gpuenv.indexes.uv_sources).
+uv) and uv's own (its variables and uv.toml, gpuenv.index.config.uv_sources).
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Optional
 from urllib.parse import unquote, urlsplit
 
-from gpuenv.indexes import IndexConfig, checked_location, uv_sources
+from gpuenv.index.config import IndexConfig, checked_location, uv_sources
 from gpuenv.lock.pypi import PipArtifact
 
 
@@ -106,7 +106,7 @@ def _find_links_holding(url: str, links: tuple[str, ...]) -> Optional[str]:
 
 def _on_local_index(art: PipArtifact, indexes: tuple[str, ...]) -> bool:
     """Whether a local (file://) index lists this very file under its project."""
-    from gpuenv.simple_index import project_files
+    from gpuenv.index.simple import project_files
 
     here = os.path.realpath(_path(art.url))
     for index in indexes:

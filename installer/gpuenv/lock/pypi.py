@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Optional
 from urllib.parse import unquote, urlsplit
 
-from gpuenv.indexes import IndexConfig
+from gpuenv.index.config import IndexConfig
 from gpuenv.lock.errors import LockError, SourceUnreachableError, UnsatisfiableError
 from gpuenv.lock.targets import uv_python_platform
 from gpuenv.resolve.plan import Plan

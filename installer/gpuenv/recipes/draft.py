@@ -27,9 +27,9 @@ from typing import Optional
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
+from gpuenv.index.wheel_platforms import platform_of
 from gpuenv.recipes.load import Framework, KnowledgeBase
 from gpuenv.recipes.remote_wheel import RangeReader, WheelReadError, read_member, read_range
-from gpuenv.wheel_platforms import platform_of
 
 # index URL, project -> {file name: absolute URL}
 Lister = Callable[[str, str], dict[str, str]]
@@ -113,7 +113,7 @@ def _variant_indexes(fw: Framework) -> list[str]:
 
 
 def _list_files(index: str, project: str) -> dict[str, str]:
-    from gpuenv.simple_index import project_files
+    from gpuenv.index.simple import project_files
 
     return project_files(index, project)
 

@@ -16,10 +16,10 @@ from packaging.tags import Tag
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
+from gpuenv.index.simple import fetch_filenames
+from gpuenv.index.wheel_platforms import platform_of
 from gpuenv.recipes.check import Finding
 from gpuenv.recipes.load import PLATFORM_PROJECT, Build, Framework, KnowledgeBase, Release
-from gpuenv.simple_index import fetch_filenames
-from gpuenv.wheel_platforms import platform_of
 
 
 def _wheels(filenames: Iterable[str]) -> Iterator[tuple[Version, frozenset[Tag]]]:

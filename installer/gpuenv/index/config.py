@@ -3,7 +3,7 @@
 uv reads its own configuration (uv.toml, `UV_*` variables) by itself. pip's (pip.conf,
 `PIP_INDEX_URL`, `PIP_EXTRA_INDEX_URL`, `PIP_FIND_LINKS`, `PIP_NO_INDEX`) it ignores, so a lab
 that set up a mirror for pip would silently bypass it: gpuenv carries pip's settings over (read
-from pip's files and variables by gpuenv.pip_config, without pip), unless the user configured
+from pip's files and variables by gpuenv.index.pip_config, without pip), unless the user configured
 uv's indexes (`UV_*` index variables, or a user or system uv.toml naming an index), which then win.
 
 With nothing configured, gpuenv passes no index to uv, which uses its default index. gpuenv's own
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Optional
 
-from gpuenv.pip_config import PipConfigError, PipSettings, read_pip_settings
+from gpuenv.index.pip_config import PipConfigError, PipSettings, read_pip_settings
 
 _UV_INDEX_VARS = (
     "UV_DEFAULT_INDEX",
@@ -156,7 +156,7 @@ class UvSources:
 
 def uv_sources(environ: Optional[dict[str, str]] = None) -> UvSources:
     """The indexes and find-links locations uv's variables and configuration file name, each
-    checked (gpuenv.indexes.checked_location): a location gpuenv cannot use is refused."""
+    checked (gpuenv.index.config.checked_location): a location gpuenv cannot use is refused."""
     env = dict(os.environ if environ is None else environ)
     indexes: list[str] = []
     links: list[str] = []
