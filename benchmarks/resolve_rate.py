@@ -15,8 +15,8 @@ import time
 import cli_bench
 from _common import print_table
 
-from gpuenv.describe import describe_machine
 from gpuenv.machine import Driver, Gpu, Machine, OSInfo
+from gpuenv.machine.describe import describe_machine
 from gpuenv.recipes import load_knowledge_base
 from gpuenv.resolve import ResolveError, resolve
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from gpuenv.describe import describe_machine
 from gpuenv.machine import Machine
+from gpuenv.machine.describe import describe_machine
 from gpuenv.recipes import KnowledgeBase, load_knowledge_base
 
 REPO = Path(__file__).resolve().parent.parent

@@ -18,7 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, Optional
 
-from gpuenv.describe import OS_CHOICES
 from gpuenv.fs.safe_paths import UnsafePathError, is_windows_device, read_bounded
 from gpuenv.machine import (
     MachineError,
@@ -26,6 +25,7 @@ from gpuenv.machine import (
     parse_compute_capability,
     parse_driver_version,
 )
+from gpuenv.machine.describe import OS_CHOICES
 from gpuenv.resolve.requirements import RequirementError, parse_requirements
 
 if sys.version_info >= (3, 11):

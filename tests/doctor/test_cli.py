@@ -57,8 +57,8 @@ def test_doctor_text_and_faq(tmp_path: Path) -> None:
 
 def test_doctor_verifies_a_stored_environment(tmp_path: Path) -> None:
     """A store entry whose plan promises torch that is not installed: verify's problem shows."""
-    from gpuenv.describe import describe_machine
     from gpuenv.envs.store import write_metadata
+    from gpuenv.machine.describe import describe_machine
     from gpuenv.recipes import load_knowledge_base
     from gpuenv.resolve import resolve
 

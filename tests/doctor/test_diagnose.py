@@ -8,10 +8,10 @@ from typing import Any
 
 import pytest
 
-from gpuenv.describe import describe_machine
 from gpuenv.doctor import PROBLEM, WARN, Diagnosis, EnvironmentInput, Finding, diagnose
 from gpuenv.doctor.driver import max_cuda, recommended_driver
 from gpuenv.machine import Driver, Machine, OSInfo
+from gpuenv.machine.describe import describe_machine
 from gpuenv.recipes import KnowledgeBase
 from gpuenv.resolve import resolve
 from gpuenv.resolve.plan import Plan

@@ -31,12 +31,12 @@ import gpuenv.index.config as indexes_module
 import gpuenv.lock as lock_module
 import gpuenv.setup as gpuenv_setup
 from gpuenv.cli import main
-from gpuenv.describe import describe_machine
 from gpuenv.envs.artifacts import Artifact, gather
 from gpuenv.envs.python_check import PythonUnavailable, check_python_available
 from gpuenv.envs.store import EnvLocation, interpreter, store_root
 from gpuenv.fs.safe_paths import UnsafePathError
 from gpuenv.lock.read import read_lockfile
+from gpuenv.machine.describe import describe_machine
 from gpuenv.recipes import load_knowledge_base
 from gpuenv.setup import SetupPlan
 from installrepos import PY, InstallRepos, gpuenv, jax_plan, make_lock, run_in

@@ -22,8 +22,8 @@ import gpuenv.lock
 import gpuenv.lock.availability
 import gpuenv.verify
 from gpuenv.cli import main
-from gpuenv.describe import describe_machine
 from gpuenv.envs.store import EnvLocation, interpreter, read_metadata
+from gpuenv.machine.describe import describe_machine
 from gpuenv.recipes import load_knowledge_base
 from gpuenv.setup import read_state
 from installrepos import InstallRepos, jax_plan, run_in

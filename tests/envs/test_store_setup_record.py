@@ -26,8 +26,8 @@ import gpuenv.lock
 import gpuenv.setup
 import gpuenv.verify
 from gpuenv.cli import main
-from gpuenv.describe import describe_machine
 from gpuenv.envs.store import EnvLocation, read_metadata, store_root
+from gpuenv.machine.describe import describe_machine
 from gpuenv.recipes import load_knowledge_base
 from gpuenv.setup import SetupPlan, read_state
 from installrepos import InstallRepos, jax_plan, run_in

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from gpuenv.describe import describe_machine
 from gpuenv.lab import LabError, load_lab
+from gpuenv.machine.describe import describe_machine
 from gpuenv.recipes import KnowledgeBase
 
 STACK = '[stack]\nrequirements = ["jax"]\n'

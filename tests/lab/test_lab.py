@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from gpuenv.describe import describe_machine
 from gpuenv.lab import LabError, load_lab
 from gpuenv.machine import Driver, Gpu, Machine, OSInfo
+from gpuenv.machine.describe import describe_machine
 from installrepos import gpuenv
 
 LAB = """

@@ -9,8 +9,8 @@ from typing import Any, Optional, TypeVar
 
 import click
 
-from gpuenv.describe import OS_CHOICES, describe_machine, load_machine_file
 from gpuenv.machine import Machine, MachineError
+from gpuenv.machine.describe import OS_CHOICES, describe_machine, load_machine_file
 from gpuenv.recipes import KnowledgeBase
 
 F = TypeVar("F", bound=Callable[..., Any])
