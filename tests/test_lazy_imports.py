@@ -82,7 +82,7 @@ OTHER_COMMANDS = (
     "gpuenv.envs",
     "gpuenv.verify",
     "gpuenv.doctor",
-    "gpuenv.lab",
+    "gpuenv.lab.load",
 )
 
 
@@ -91,7 +91,7 @@ def test_a_lab_without_packages_is_read_without_packaging_requirements(tmp_path:
     lab.write_text(LAB.format(packages=""))
     code = (
         "from pathlib import Path\n"
-        "from gpuenv.lab import load_lab\n"
+        "from gpuenv.lab.load import load_lab\n"
         "from gpuenv.packages import merge_packages\n"
         "from gpuenv.recipes import load_knowledge_base\n"
         f"lab = load_lab(Path({str(lab)!r}), load_knowledge_base())\n"

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Optional
 from gpuenv.envs.errors import InstallError
 from gpuenv.envs.store import store_root
 from gpuenv.index.config import IndexConfig
-from gpuenv.lab import Lab, LabError, lab_class_plan, with_packages
+from gpuenv.lab.load import Lab, LabError, lab_class_plan, with_packages
 from gpuenv.machine import Machine
 from gpuenv.recipes import KnowledgeBase
 from gpuenv.resolve.plan import DEFAULT_REQUIREMENTS, Plan

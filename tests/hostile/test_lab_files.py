@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuenv.lab import LabError, load_lab
+from gpuenv.lab.load import LabError, load_lab
 from gpuenv.machine.describe import describe_machine
 from gpuenv.recipes import KnowledgeBase
 

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpuenv.cli import main
-from gpuenv.lab_schema import CLASS_KEYS, LAB_KEYS, STACK_KEYS, TOP_KEYS
+from gpuenv.lab.schema import CLASS_KEYS, LAB_KEYS, STACK_KEYS, TOP_KEYS
 
 if sys.version_info >= (3, 11):
     import tomllib

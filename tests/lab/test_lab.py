@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuenv.lab import LabError, load_lab
+from gpuenv.lab.load import LabError, load_lab
 from gpuenv.machine import Driver, Gpu, Machine, OSInfo
 from gpuenv.machine.describe import describe_machine
 from installrepos import gpuenv

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuenv.lab import LabError, discover_lab
+from gpuenv.lab.load import LabError, discover_lab
 from gpuenv.recipes import KnowledgeBase
 
 GOOD_LAB = (

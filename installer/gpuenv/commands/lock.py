@@ -290,7 +290,7 @@ def _lock_lab(
 ) -> int:
     """Every class's lockfile (portable); with --check, which are stale. The exit status."""
     from gpuenv.errors import exit_code
-    from gpuenv.lab import lab_class_plan, load_lab, with_packages
+    from gpuenv.lab.load import lab_class_plan, load_lab, with_packages
     from gpuenv.lock import LockOptions, check_lockfile, lock_plan
     from gpuenv.lock.conda import DEFAULT_CHANNELS
     from gpuenv.resolve import resolve

@@ -147,7 +147,7 @@ def run_setup(
     from gpuenv.envs.store import EnvLocation
     from gpuenv.envs.transaction import tidy_leftovers, up_to_date
     from gpuenv.index.config import user_index_config
-    from gpuenv.lab import discover_lab
+    from gpuenv.lab.load import discover_lab
     from gpuenv.recipes import load_knowledge_base
     from gpuenv.resolve.plan import DEFAULT_REQUIREMENTS
     from gpuenv.setup import SetupOptions, inputs_hash, read_state

@@ -5,7 +5,7 @@ checked here before anything acts on it. An unknown key is an error that names t
 one (a typo such as `compute_capabilty` must not quietly turn a GPU class into a CPU class), a
 wrong type is an error that says which type, and class names are plain names because they become
 file names. What needs the knowledge base (GPU names, compute capability ranges, overlaps) is
-checked in `gpuenv.lab`.
+checked in `gpuenv.lab.load`.
 """
 
 from __future__ import annotations

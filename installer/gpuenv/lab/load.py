@@ -21,7 +21,7 @@ A class is locked for the machine it describes: every compute capability of its 
 builds chosen have kernels for all of them) and its driver floor. A machine belongs to the class
 whose OS, CPU, GPUs and driver it satisfies; a GPU class before the CPU one. Two classes one
 machine could fit are refused when the file is read, unless their `priority` differs. The schema
-itself (keys, types) is `gpuenv.lab_schema`.
+itself (keys, types) is `gpuenv.lab.schema`.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Optional
 
 from gpuenv.index.config import IndexConfig
-from gpuenv.lab_schema import ClassSpec, LabError, parse_lab, read_lab_data
+from gpuenv.lab.schema import ClassSpec, LabError, parse_lab, read_lab_data
 from gpuenv.machine import (
     Driver,
     Gpu,
@@ -203,7 +203,7 @@ def lab_root(path: Path) -> Path:
 
 
 def load_lab(path: Path, kb: KnowledgeBase) -> Lab:
-    """A lab file, checked against the schema (`gpuenv.lab_schema`) and the knowledge base."""
+    """A lab file, checked against the schema (`gpuenv.lab.schema`) and the knowledge base."""
     spec = parse_lab(read_lab_data(path), path)
     classes = tuple(_class(row, kb, path) for row in spec.classes)
     _check_overlaps(classes, path)
