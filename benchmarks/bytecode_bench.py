@@ -22,7 +22,7 @@ from pathlib import Path
 from _common import clean_env, run
 from _standins import PY
 
-from gpuenv.uv_binary import find_uv
+from gpuenv.uv.binary import find_uv
 
 
 def measure(

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from _common import GPUENV, PYTHON_PASS, Row, clean_env, paired, print_table, run
 
-from gpuenv.uv_binary import find_uv
+from gpuenv.uv.binary import find_uv
 
 RESOLVE = [
     "resolve",

@@ -32,7 +32,7 @@ import lock_bench
 from _common import REPO, print_table
 from _standins import PY, make_stack
 
-from gpuenv.uv_binary import find_uv
+from gpuenv.uv.binary import find_uv
 
 
 def compile_own_bytecode() -> None:

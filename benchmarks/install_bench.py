@@ -33,7 +33,7 @@ import _common
 from _common import GPUENV, PYTHON_PASS, Arm, Row, clean_env, output, paired, print_table, run
 from _standins import PY, Stack, make_stack
 
-from gpuenv.uv_binary import find_uv
+from gpuenv.uv.binary import find_uv
 
 LAB = """[lab]
 name = "benchmark"

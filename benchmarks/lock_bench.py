@@ -36,7 +36,7 @@ from _common import GPUENV, Row, clean_env, output, paired, print_table, run
 from _standins import PY, standin_index
 
 from gpuenv.lock.targets import uv_python_platform
-from gpuenv.uv_binary import find_uv
+from gpuenv.uv.binary import find_uv
 
 JAX_CPU = ("jax --no-gpu", ["jax", "--no-gpu", "--os", "linux", "--arch", "x86_64"])
 # the second lock row: TensorFlow's CUDA wheels from the default index, planned for a

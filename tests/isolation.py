@@ -60,7 +60,7 @@ def only_index(monkeypatch: pytest.MonkeyPatch, index: str) -> None:
 def record_uv_calls(monkeypatch: pytest.MonkeyPatch, folder: Path) -> Path:
     """gpuenv's uv becomes a wrapper that appends each command line to the file returned, then
     runs the real uv (POSIX shells only)."""
-    import gpuenv.uv_binary as uv_binary
+    import gpuenv.uv.binary as uv_binary
 
     real_uv = uv_binary.find_uv()
     calls = folder / "uv-calls"

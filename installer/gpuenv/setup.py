@@ -266,7 +266,7 @@ def python_available(version: str, machine: Machine, say: Say, *, may_install: b
     """Present, or provided by uv (which may download it, unless this is a dry run)."""
     if any(_major_minor(p.version) == version for p in machine.pythons):
         return True
-    from gpuenv.uv_binary import find_uv
+    from gpuenv.uv.binary import find_uv
 
     uv = find_uv()
     found = subprocess.run(

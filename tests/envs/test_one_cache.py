@@ -520,7 +520,7 @@ def test_cache_size_reports_uv_cache_and_clean_leaves_it_alone(
 def test_cache_size_without_uv_still_reports_gpuenv_cache(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    import gpuenv.uv_binary as uv_binary
+    import gpuenv.uv.binary as uv_binary
     from lockdata import in_process
 
     def no_uv() -> str:

@@ -16,7 +16,7 @@ import pytest
 
 import gpuenv.envs.python_check as python_check
 import gpuenv.lock.load as load_module
-import gpuenv.uv_binary as uv_binary
+import gpuenv.uv.binary as uv_binary
 from gpuenv.envs.python_check import PythonLookup, check_python_available, python_hint
 from gpuenv.envs.store import EnvLocation
 from gpuenv.lock.read import read_lockfile

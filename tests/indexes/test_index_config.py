@@ -19,7 +19,7 @@ from gpuenv.index.config import (
     uv_builtin_default_index,
 )
 from gpuenv.index.pip_config import read_pip_settings
-from gpuenv.uv_binary import find_uv
+from gpuenv.uv.binary import find_uv
 
 MIRROR = "https://mirror.example/simple"
 EXTRA = "https://extra.example/simple"

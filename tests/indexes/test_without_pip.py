@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuenv.uv_binary import find_uv
+from gpuenv.uv.binary import find_uv
 from installrepos import build_install_repos, jax_plan
 
 REPO = Path(__file__).resolve().parents[2]

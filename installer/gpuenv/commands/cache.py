@@ -77,7 +77,7 @@ def clean_command(dry_run: bool, as_json: bool) -> None:
 def _uv_cache(size: bool = True) -> tuple[Optional[Path], Optional[int]]:
     from gpuenv.cache import uv_cache, uv_cache_dir
     from gpuenv.lock.errors import LockError
-    from gpuenv.uv_binary import find_uv
+    from gpuenv.uv.binary import find_uv
 
     try:
         uv = find_uv()

@@ -45,7 +45,7 @@ def install_command(
     from gpuenv.envs.python_check import PythonLookup, python_hint
     from gpuenv.envs.transaction import check_location, tidy_leftovers, up_to_date
     from gpuenv.lockfile_bytes import read_lockfile_bytes
-    from gpuenv.uv_binary import find_uv
+    from gpuenv.uv.binary import find_uv
 
     if offline and wheelhouse is None:
         raise click.UsageError("--offline needs --from DIR (a folder filled by `gpuenv fetch`)")

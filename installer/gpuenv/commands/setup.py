@@ -264,7 +264,7 @@ def _lock_install_verify(
     """Lock the plan (unless its lockfile exists), install it, verify it: (locked, result,
     verdict). verify runs once, as the check before the swap."""
     from gpuenv.envs.python_check import PythonLookup, check_python_available
-    from gpuenv.uv_binary import find_uv
+    from gpuenv.uv.binary import find_uv
 
     uv = find_uv()
     # uv looks for the plan's Python while gpuenv imports, locks and reads the lockfile (the

@@ -295,7 +295,7 @@ def default_index_url(environ: Optional[dict[str, str]] = None) -> str:
     pip = _pip_settings(env)
     if pip.index_url:
         return pip.index_url.rstrip("/") + "/"
-    from gpuenv.uv_binary import find_uv
+    from gpuenv.uv.binary import find_uv
 
     return uv_builtin_default_index(find_uv())
 

@@ -21,7 +21,7 @@ from gpuenv.index.config import IndexConfig
 from gpuenv.lock.errors import LockError, SourceUnreachableError, UnsatisfiableError
 from gpuenv.lock.targets import uv_python_platform
 from gpuenv.resolve.plan import Plan
-from gpuenv.uv_binary import find_uv
+from gpuenv.uv.binary import find_uv
 
 UV_TIMEOUT = 900.0
 _NETWORK_HINTS = re.compile(

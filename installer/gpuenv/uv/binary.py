@@ -1,7 +1,7 @@
 """Where the uv binary is: the one the `uv` package (a dependency of gpuenv) ships.
 
-Its own module, outside gpuenv.lock: install and setup start uv (its search for the lockfile's
-Python) before they import the lockfile stack."""
+Outside gpuenv.lock: install and setup start uv (its search for the lockfile's Python) before
+they import the lockfile stack."""
 
 from __future__ import annotations
 
