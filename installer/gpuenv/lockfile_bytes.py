@@ -18,6 +18,6 @@ def read_lockfile_bytes(path: Path) -> bytes:
     try:
         return read_bounded(Path(path), MAX_LOCKFILE_BYTES, "lockfile")
     except UnsafePathError as exc:
-        from gpuenv.lock.lockfile import LockfileError
+        from gpuenv.lock.errors import LockfileError
 
         raise LockfileError(str(exc)) from None

@@ -30,7 +30,7 @@ from gpuenv.recipes import KnowledgeBase
 from gpuenv.resolve.plan import DEFAULT_REQUIREMENTS, Plan
 
 if TYPE_CHECKING:  # the no-op check imports this module: no lockfile stack for it
-    from gpuenv.lock.lockfile import LockedEnvironment
+    from gpuenv.lock.model import LockedEnvironment
 
 Say = Callable[[str], None]
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from gpuenv.errors import USAGE_EXIT, exit_code
-from gpuenv.lock.lockfile import LockfileError
+from gpuenv.lock.errors import LockfileError
 from gpuenv.lock.read import MAX_LOCKFILE_BYTES, read_lockfile
 from lockdata import MD5_C, dump, in_process, load, package, plan_of, set_plan, write_valid
 

@@ -11,9 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from gpuenv.cli import cli
-from gpuenv.lock.errors import LockError
+from gpuenv.lock.errors import LockError, LockfileError
 from gpuenv.lock.load import load_locked
-from gpuenv.lock.lockfile import LockfileError
 from gpuenv.lock.names import LockNameError, check_output, default_output, is_pylock_name
 from gpuenv.lock.pylock_export import render_pylock
 from gpuenv.lock.pylock_reader import read_pylock

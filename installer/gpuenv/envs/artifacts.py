@@ -43,7 +43,7 @@ from gpuenv.envs.errors import HashMismatchError, InstallError
 from gpuenv.fs.safe_paths import UnsafePathError, inside, is_sha256, plain_name
 from gpuenv.index.config import IndexConfig, default_index_url, uv_sources
 from gpuenv.index.simple import project_files
-from gpuenv.lock.lockfile import PORTABLE_PREFIX, LockedEnvironment
+from gpuenv.lock.model import PORTABLE_PREFIX, LockedEnvironment
 
 CHUNK = 1 << 20
 ATTEMPTS = 4  # one try and three retries, 0.5 s, 1 s and 2 s apart

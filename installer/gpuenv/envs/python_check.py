@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Optional
 from gpuenv.envs.errors import InstallError
 
 if TYPE_CHECKING:  # a lookup starts before the lockfile stack is imported
-    from gpuenv.lock.lockfile import LockedEnvironment
+    from gpuenv.lock.model import LockedEnvironment
 
 UV_QUERY_TIMEOUT = 60.0
 # uv's own switches that forbid the automatic download `uv venv --python X.Y` would make

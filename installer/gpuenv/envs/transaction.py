@@ -36,7 +36,7 @@ from gpuenv.machine import conda_platform
 
 if TYPE_CHECKING:  # up_to_date, setup's no-op check, must not pay for the lockfile stack
     from gpuenv.envs.artifacts import InstallSource
-    from gpuenv.lock.lockfile import LockedEnvironment
+    from gpuenv.lock.model import LockedEnvironment
 
 Say = Callable[[str], None]
 Check = Callable[[Path], Optional[str]]

@@ -25,7 +25,7 @@ from gpuenv.resolve.plan import Plan
 # uv running before it loads them (uv needs only the plan and the index configuration).
 if TYPE_CHECKING:
     from gpuenv.lock.conda import CondaArtifact
-    from gpuenv.lock.lockfile import LockInputs
+    from gpuenv.lock.model import LockInputs
 
 __all__ = [
     "LockError",
@@ -75,7 +75,7 @@ def effective_exclude_newer(plan: Plan, option: str) -> Optional[str]:
 
 
 def lock_inputs(plan: Plan, options: LockOptions, indexes: IndexConfig) -> LockInputs:
-    from gpuenv.lock.lockfile import LockInputs
+    from gpuenv.lock.model import LockInputs
 
     return LockInputs(
         plan=plan,
@@ -136,7 +136,8 @@ def lock_plan(
     from gpuenv.lock import conda_lock_api
     from gpuenv.lock.conda import solve_conda
     from gpuenv.lock.header import conda_lock_header, pylock_header
-    from gpuenv.lock.lockfile import PORTABLE_PREFIX, build_lockfile, write_lockfile
+    from gpuenv.lock.lockfile import build_lockfile, write_lockfile
+    from gpuenv.lock.model import PORTABLE_PREFIX
     from gpuenv.lock.portability import configured_sources, not_portable, not_portable_notes
 
     try:

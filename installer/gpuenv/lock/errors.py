@@ -13,3 +13,7 @@ class UnsatisfiableError(LockError):
 
 class SourceUnreachableError(LockError):
     """An index or channel could not be reached: the message names it."""
+
+
+class LockfileError(LockError):
+    """A lockfile that cannot be read: the message names the file and the field (exit 2)."""

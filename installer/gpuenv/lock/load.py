@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
-from gpuenv.lock.lockfile import LockedEnvironment, LockfileError
+from gpuenv.lock.errors import LockfileError
+from gpuenv.lock.model import LockedEnvironment
 from gpuenv.lock.names import is_pylock_name
 from gpuenv.lock.read import parse_lockfile, read_lockfile_bytes
 

@@ -21,7 +21,8 @@ from urllib.parse import unquote, urlsplit
 from packaging.pylock import Pylock, PylockValidationError
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
-from gpuenv.lock.lockfile import LockedEnvironment, LockfileError, PipEntry
+from gpuenv.lock.errors import LockfileError
+from gpuenv.lock.model import LockedEnvironment, PipEntry
 from gpuenv.lock.pylock_export import ENVIRONMENTS, TOOL_FORMAT
 from gpuenv.resolve.plan import Plan
 

@@ -25,13 +25,8 @@ from urllib.parse import unquote, urlsplit
 from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 
 from gpuenv.fs.safe_paths import UnsafePathError, is_md5, is_sha256, plain_name
-from gpuenv.lock.lockfile import (
-    LOCK_FORMAT,
-    PORTABLE_PREFIX,
-    LockedEnvironment,
-    LockfileError,
-    PipEntry,
-)
+from gpuenv.lock.errors import LockfileError
+from gpuenv.lock.model import LOCK_FORMAT, PORTABLE_PREFIX, LockedEnvironment, PipEntry
 from gpuenv.lock.plan_fields import PYTHON_VERSION, check_plan
 from gpuenv.lockfile_bytes import MAX_LOCKFILE_BYTES as MAX_LOCKFILE_BYTES  # re-exported
 from gpuenv.lockfile_bytes import read_lockfile_bytes as read_lockfile_bytes  # re-exported
