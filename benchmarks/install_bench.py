@@ -82,7 +82,7 @@ class Bench:
             plan_file = self.work / "plan.json"
             plan_file.write_text(json.dumps(plan))
             run([*GPUENV, "lock", "--plan", str(plan_file), *out], self.env)
-        from gpuenv.lock.lockfile import read_lockfile
+        from gpuenv.lock.conda_lock.write import read_lockfile
 
         locked = read_lockfile(self.lockfile)
         self.pins.write_text(

@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 
 from gpuenv.lock.conda import CondaArtifact
-from gpuenv.lock.lockfile import build_lockfile, write_lockfile
+from gpuenv.lock.conda_lock.write import build_lockfile, write_lockfile
 from gpuenv.lock.model import LockInputs
 from gpuenv.lock.pypi import PipArtifact
 from installrepos import jax_plan

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from gpuenv.envs.store import EnvLocation, store_root
-from gpuenv.lock.read import read_lockfile
+from gpuenv.lock.conda_lock.read import read_lockfile
 from installrepos import InstallRepos, build_install_repos, jax_plan, make_lock
 from isolation import isolate_store, only_index
 

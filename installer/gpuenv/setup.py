@@ -202,7 +202,7 @@ def plan_setup(
         lockfile = opts.lab.lockfile(cls)
         notes = [f"lab class {cls.name} (from {opts.lab.path.name}): this machine fits it"]
         if lockfile.exists():
-            from gpuenv.lock.lockfile import read_lockfile
+            from gpuenv.lock.conda_lock.write import read_lockfile
 
             locked = read_lockfile(lockfile)  # read once: what is shown is what is installed
             return SetupPlan(locked.plan, lockfile, cls.name, tuple(notes), True, locked)

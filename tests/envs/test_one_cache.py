@@ -35,7 +35,7 @@ from gpuenv.envs.artifacts import Artifact, gather
 from gpuenv.envs.python_check import PythonUnavailable, check_python_available
 from gpuenv.envs.store import EnvLocation, interpreter, store_root
 from gpuenv.fs.safe_paths import UnsafePathError
-from gpuenv.lock.read import read_lockfile
+from gpuenv.lock.conda_lock.read import read_lockfile
 from gpuenv.machine.describe import describe_machine
 from gpuenv.recipes import load_knowledge_base
 from gpuenv.setup import SetupPlan

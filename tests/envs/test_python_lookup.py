@@ -19,7 +19,7 @@ import gpuenv.lock.load as load_module
 import gpuenv.uv.binary as uv_binary
 from gpuenv.envs.python_check import PythonLookup, check_python_available, python_hint
 from gpuenv.envs.store import EnvLocation
-from gpuenv.lock.read import read_lockfile
+from gpuenv.lock.conda_lock.read import read_lockfile
 from installrepos import PY, InstallRepos
 from isolation import record_uv_calls
 from lockdata import dump, in_process, load, write_for_wheels, write_valid

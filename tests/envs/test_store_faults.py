@@ -23,7 +23,7 @@ from gpuenv.envs.errors import InstallError
 from gpuenv.envs.filelock import exclusive
 from gpuenv.envs.store import EnvLocation, read_metadata
 from gpuenv.envs.transaction import InstallResult, install
-from gpuenv.lock.lockfile import read_lockfile
+from gpuenv.lock.conda_lock.write import read_lockfile
 from gpuenv.uv.binary import find_uv
 from installrepos import InstallRepos, gpuenv, jax_plan, make_lock, run_in
 from storehelpers import envs_json, outside_folder, snapshot

@@ -187,8 +187,8 @@ def test_mutated_conda_lockfiles_read_cleanly_or_keep_every_invariant(tmp_path: 
     """The reader alone, over a lockfile with conda packages: a mutation is refused with
     gpuenv's own error, or what is read keeps the invariants install relies on."""
     from gpuenv.fs.safe_paths import is_sha256, plain_name
+    from gpuenv.lock.conda_lock.read import read_lockfile
     from gpuenv.lock.errors import LockfileError
-    from gpuenv.lock.read import read_lockfile
     from lockdata import write_valid
 
     base = write_valid(tmp_path / "base.lock.yml", conda=True)

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from gpuenv.errors import USAGE_EXIT, exit_code
+from gpuenv.lock.conda_lock.read import MAX_LOCKFILE_BYTES, read_lockfile
 from gpuenv.lock.errors import LockfileError
-from gpuenv.lock.read import MAX_LOCKFILE_BYTES, read_lockfile
 from lockdata import MD5_C, dump, in_process, load, package, plan_of, set_plan, write_valid
 
 Mutation = Callable[[dict[str, Any]], None]

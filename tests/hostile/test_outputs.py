@@ -14,7 +14,7 @@ import pytest
 
 from gpuenv.errors import FAILURE_EXIT, USAGE_EXIT, exit_code
 from gpuenv.fs import atomic_write as aw
-from gpuenv.lock.read import read_lockfile
+from gpuenv.lock.conda_lock.read import read_lockfile
 from installrepos import jax_plan
 from lockdata import in_process, write_valid
 

@@ -96,7 +96,7 @@ def test_setup_reads_the_lab_lockfile_once(
 ) -> None:
     """The lockfile read for the plan is the one installed: parsed once, not again; and uv looks
     for its Python once (started before setup's imports and checks, answered for the venv)."""
-    import gpuenv.lock.read as read_module
+    import gpuenv.lock.conda_lock.read as read_module
     from gpuenv.cli import main
 
     calls = record_uv_calls(monkeypatch, tmp_path)

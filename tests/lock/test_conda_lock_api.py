@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gpuenv.lock import conda_lock_api
-from gpuenv.lock.read import read_lockfile
+from gpuenv.lock.conda_lock.read import read_lockfile
 from installrepos import InstallRepos, build_install_repos, jax_plan, make_lock
 
 HEAVY = ("requests", "filelock", "platformdirs", "conda_lock.lookup_cache")

@@ -20,8 +20,8 @@ from gpuenv.cli import cli
 from gpuenv.index.config import IndexConfig
 from gpuenv.lock import LockOptions, lock_plan, start_pip_lock
 from gpuenv.lock.availability import SourcedPlan, resolve_with_sources
+from gpuenv.lock.conda_lock.write import read_lockfile
 from gpuenv.lock.errors import LockError, SourceUnreachableError
-from gpuenv.lock.lockfile import read_lockfile
 from gpuenv.lock.pypi import PipCompile, pip_request
 from localrepos import build_simple_index, build_wheel
 
@@ -316,7 +316,7 @@ def test_uv_starts_before_the_lockfile_writer_and_the_probe_are_imported(
         "yaml",
         "requests",
         "tomllib",
-        "gpuenv.lock.lockfile",
+        "gpuenv.lock.conda_lock.write",
         "gpuenv.lock.availability",
         "packaging.tags",
         "gpuenv.recipes.check",  # the knowledge base's own checks: never a lock's business

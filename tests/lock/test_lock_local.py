@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from gpuenv.lock import LockOptions, check_lockfile, lock_plan
+from gpuenv.lock.conda_lock.write import read_lockfile
 from gpuenv.lock.errors import SourceUnreachableError, UnsatisfiableError
-from gpuenv.lock.lockfile import read_lockfile
 from gpuenv.resolve import resolve
 from gpuenv.resolve.plan import PipRequirement, Plan
 from stacks import LocalRepos

@@ -12,7 +12,7 @@ from packaging.version import Version
 
 from gpuenv.index.config import IndexConfig
 from gpuenv.lock import LockOptions, lock_plan
-from gpuenv.lock.lockfile import read_lockfile
+from gpuenv.lock.conda_lock.write import read_lockfile
 from gpuenv.resolve import resolve
 
 pytestmark = pytest.mark.network

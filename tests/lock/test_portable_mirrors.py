@@ -24,7 +24,7 @@ from gpuenv.envs.artifacts import artifacts_of, gather
 from gpuenv.envs.errors import InstallError
 from gpuenv.index.config import IndexConfig, IndexConfigError, uv_sources
 from gpuenv.lock import LockOptions, LockResult, lock_plan
-from gpuenv.lock.lockfile import read_lockfile
+from gpuenv.lock.conda_lock.write import read_lockfile
 from gpuenv.lock.portability import Sources, not_portable
 from gpuenv.lock.pypi import PipArtifact
 from gpuenv.resolve.plan import PipRequirement, Plan

@@ -14,8 +14,8 @@ from gpuenv.cli import cli
 from gpuenv.lock.errors import LockError, LockfileError
 from gpuenv.lock.load import load_locked
 from gpuenv.lock.names import LockNameError, check_output, default_output, is_pylock_name
-from gpuenv.lock.pylock_export import render_pylock
-from gpuenv.lock.pylock_reader import read_pylock
+from gpuenv.lock.pylock.read import read_pylock
+from gpuenv.lock.pylock.write import render_pylock
 from gpuenv.lock.pypi import PipArtifact
 from gpuenv.resolve.plan import FrameworkChoice, PipRequirement, Plan
 

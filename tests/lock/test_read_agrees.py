@@ -1,7 +1,7 @@
 """gpuenv's own lockfile reader and conda-lock's parser give the same answers.
 
 conda-lock writes gpuenv's lockfiles and stays the authority on the format; install reads them
-with gpuenv.lock.read (libyaml, no pydantic). Every lockfile in lockfiles/ and every kind the
+with gpuenv.lock.conda_lock.read (libyaml, no pydantic). Every lockfile in lockfiles/ and every kind the
 tests build (pip only, portable, conda with pip, locked for real through uv and py-rattler) is
 read both ways here and compared field by field.
 """
@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from gpuenv.lock import conda_lock_api
-from gpuenv.lock.read import read_lockfile
+from gpuenv.lock.conda_lock.read import read_lockfile
 from installrepos import InstallRepos, build_install_repos, jax_plan, make_lock
 from lockdata import write_valid
 
@@ -114,7 +114,7 @@ def test_reading_a_lockfile_loads_neither_conda_lock_nor_pydantic() -> None:
     import sys
 
     code = (
-        "import sys; from gpuenv.lock.read import read_lockfile;"
+        "import sys; from gpuenv.lock.conda_lock.read import read_lockfile;"
         f" read_lockfile({str(COMMITTED[0])!r});"
         " print(sorted(m for m in sys.modules if m.split('.')[0] in ('conda_lock', 'pydantic')))"
     )

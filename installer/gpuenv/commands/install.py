@@ -186,7 +186,7 @@ def _unchanged_json(
     """An install with nothing to do: the stack from the lockfile given, the backend from the
     environment's metadata (read as untrusted: a bad one is a clear error, exit 2)."""
     from gpuenv.envs.store import interpreter, read_metadata
-    from gpuenv.lock.read import parse_lockfile
+    from gpuenv.lock.conda_lock.read import parse_lockfile
 
     locked = parse_lockfile(raw, lockfile)
     env_dir = where.current()

@@ -277,7 +277,7 @@ def _lock_install_verify(
         from gpuenv.envs.store import interpreter
         from gpuenv.envs.transaction import install
         from gpuenv.lock import LockOptions, lock_plan
-        from gpuenv.lock.lockfile import read_lockfile
+        from gpuenv.lock.conda_lock.write import read_lockfile
         from gpuenv.setup import discard_pending, pending_lockfile, promote_lockfile
         from gpuenv.verify import Expectations, Report, import_failures, verify_environment
 

@@ -14,7 +14,7 @@ from bytes gpuenv checked.
 `fetch_all` writes every file flat into a wheelhouse, each hashed as it is written; `install
 --offline --from DIR` reads that folder in place, regular files only.
 
-Names, URLs and hashes come from a lockfile (untrusted): gpuenv.lock.read has checked them
+Names, URLs and hashes come from a lockfile (untrusted): gpuenv.lock.conda_lock.read has checked them
 already, and they are checked again here: every path stays inside its folder (gpuenv.fs.safe_paths),
 and a URL handed to uv cannot smuggle an option into its requirements file. gpuenv's own
 downloads are retried with backoff on transient failures (a dropped connection, a 5xx, a cut
@@ -91,7 +91,7 @@ def artifacts_of(locked: LockedEnvironment) -> list[Artifact]:
         Artifact(
             "conda",
             r["name"],
-            r.get("file_name") or _filename(r["url"]),  # equal: gpuenv.lock.read checks
+            r.get("file_name") or _filename(r["url"]),  # equal: gpuenv.lock.conda_lock.read checks
             r["url"],
             r.get("sha256"),
             r.get("md5"),

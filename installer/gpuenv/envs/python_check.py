@@ -76,7 +76,7 @@ class PythonLookup:
             self._proc.communicate()
 
 
-# how gpuenv's conda-lock files name their Python (gpuenv.lock.lockfile writes it; YAML quotes it)
+# how gpuenv's conda-lock files name their Python (gpuenv.lock.conda_lock.write writes it; YAML quotes it)
 _PYTHON_LINE = re.compile(rb"""^[ ]+gpuenv\.python:[ ]*(['"]?)(\d{1,2}\.\d{1,3})\1[ ]*\r?$""", re.M)
 
 

@@ -135,8 +135,8 @@ def lock_plan(
     request is the one this lock would make), cancelled otherwise."""
     from gpuenv.lock import conda_lock_api
     from gpuenv.lock.conda import solve_conda
+    from gpuenv.lock.conda_lock.write import build_lockfile, write_lockfile
     from gpuenv.lock.header import conda_lock_header, pylock_header
-    from gpuenv.lock.lockfile import build_lockfile, write_lockfile
     from gpuenv.lock.model import PORTABLE_PREFIX
     from gpuenv.lock.portability import configured_sources, not_portable, not_portable_notes
 
@@ -178,7 +178,7 @@ def lock_plan(
     # wheels no index publishes keep their own URL in a portable lockfile, and the lock says so
     local = not_portable(pip, sources) if sources is not None else {}
     if options.format == PYLOCK:
-        from gpuenv.lock.pylock_export import render_pylock, write_pylock
+        from gpuenv.lock.pylock.write import render_pylock, write_pylock
 
         tool = {
             "platform": plan.platform,

@@ -9,10 +9,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Optional
 
+from gpuenv.lock.conda_lock.read import parse_lockfile, read_lockfile_bytes
 from gpuenv.lock.errors import LockfileError
 from gpuenv.lock.model import LockedEnvironment
 from gpuenv.lock.names import is_pylock_name
-from gpuenv.lock.read import parse_lockfile, read_lockfile_bytes
 
 
 def load_locked(path: Path, raw: Optional[bytes] = None) -> LockedEnvironment:
@@ -21,7 +21,7 @@ def load_locked(path: Path, raw: Optional[bytes] = None) -> LockedEnvironment:
     path = Path(path)
     raw = read_lockfile_bytes(path) if raw is None else raw
     if is_pylock_name(path):
-        from gpuenv.lock.pylock_reader import parse_pylock
+        from gpuenv.lock.pylock.read import parse_pylock
 
         return parse_pylock(raw, path)
     if path.name.endswith(".toml"):

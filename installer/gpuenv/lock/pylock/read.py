@@ -23,7 +23,7 @@ from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel
 
 from gpuenv.lock.errors import LockfileError
 from gpuenv.lock.model import LockedEnvironment, PipEntry
-from gpuenv.lock.pylock_export import ENVIRONMENTS, TOOL_FORMAT
+from gpuenv.lock.pylock.write import ENVIRONMENTS, TOOL_FORMAT
 from gpuenv.resolve.plan import Plan
 
 if sys.version_info >= (3, 11):
@@ -122,7 +122,7 @@ def _wheel_entry(path: Path, package: Mapping[str, Any]) -> PipEntry:
 
 
 def read_pylock(path: Path) -> LockedEnvironment:
-    from gpuenv.lock.read import read_lockfile_bytes
+    from gpuenv.lock.conda_lock.read import read_lockfile_bytes
 
     return parse_pylock(read_lockfile_bytes(Path(path)), Path(path))
 

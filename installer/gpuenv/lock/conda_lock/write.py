@@ -1,4 +1,4 @@
-"""gpuenv's lockfiles: conda-lock's v1 format, written through conda-lock, read by gpuenv.lock.read.
+"""gpuenv's lockfiles: conda-lock's v1 format, written through conda-lock, read by gpuenv.lock.conda_lock.read.
 
 gpuenv keeps what install and verify need in conda-lock's `custom_metadata` (string values):
 the Plan, the inputs hash, the machine class, and for conda packages the record fields that
@@ -158,7 +158,7 @@ def write_lockfile(lockfile: Any, path: Path, header: str = "") -> None:
 
 
 def read_lockfile(path: Path) -> LockedEnvironment:
-    """The lockfile at `path`, validated as untrusted input (gpuenv.lock.read)."""
-    from gpuenv.lock.read import read_lockfile as read
+    """The lockfile at `path`, validated as untrusted input (gpuenv.lock.conda_lock.read)."""
+    from gpuenv.lock.conda_lock.read import read_lockfile as read
 
     return read(path)

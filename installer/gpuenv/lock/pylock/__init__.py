@@ -1,0 +1,1 @@
+"""PEP 751 pylock.toml: gpuenv's writer and its strict reader."""
