@@ -82,9 +82,9 @@ class Bench:
             plan_file = self.work / "plan.json"
             plan_file.write_text(json.dumps(plan))
             run([*GPUENV, "lock", "--plan", str(plan_file), *out], self.env)
-        from gpuenv.lock.conda_lock.write import read_lockfile
+        from gpuenv.lock.load import load_locked
 
-        locked = read_lockfile(self.lockfile)
+        locked = load_locked(self.lockfile)
         self.pins.write_text(
             "".join(f"{p.name}=={p.version} --hash=sha256:{p.sha256}\n" for p in locked.pip)
         )

@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from gpuenv.envs.store import EnvLocation, store_root
-from gpuenv.lock.conda_lock.read import read_lockfile
+from gpuenv.lock.load import load_locked
 from installrepos import InstallRepos, build_install_repos, jax_plan, make_lock
 from isolation import isolate_store, only_index
 
@@ -131,7 +131,7 @@ def test_lock_json_then_check(install_repos: InstallRepos, tmp_path: Path) -> No
     out = tmp_path / "jax.conda-lock.yml"
     lock = ("lock", "--plan", str(plan_file(tmp_path)), "--channel", install_repos.channel)
     first = ok_result(run(*lock, "-o", str(out), "--exclude-newer", "none", "--json"), "lock")
-    locked = read_lockfile(out)
+    locked = load_locked(out)
     assert first["lockfile"] == str(out) and first["format"] == "conda-lock"
     assert first["platform"] == "linux-64" and first["accelerator"] == "cpu"
     assert first["frameworks"] == {
@@ -218,7 +218,7 @@ def test_lock_lab_json_per_class_status(tmp_path: Path) -> None:
         assert row["status"] == "locked" and row["changed"] is True
         assert row["lockfile_sha256"] == sha256(Path(row["lockfile"]))
         assert row["frameworks"]["jax"]["version"] == "0.4.31"
-        assert read_lockfile(Path(row["lockfile"])).inputs_hash == row["inputs_hash"]
+        assert load_locked(Path(row["lockfile"])).inputs_hash == row["inputs_hash"]
     assert rows["laptop"]["platform"] == "win-64"
 
     # one class's lockfile replaced by a link: that class fails, the others are relocked
@@ -295,7 +295,7 @@ def test_conda_lock_install_and_fetch_keep_stdout_clean(
             "--exclude-newer", "none", "--json"),
         "lock",
     )  # fmt: skip
-    assert lock["conda_count"] == len(read_lockfile(out).conda) >= 3
+    assert lock["conda_count"] == len(load_locked(out).conda) >= 3
     assert lock["frameworks"]["jax"]["cuda"] == "11.2" and lock["accelerator"] == "cuda"
 
     env = tmp_path / "env"

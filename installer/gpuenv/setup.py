@@ -202,9 +202,9 @@ def plan_setup(
         lockfile = opts.lab.lockfile(cls)
         notes = [f"lab class {cls.name} (from {opts.lab.path.name}): this machine fits it"]
         if lockfile.exists():
-            from gpuenv.lock.conda_lock.write import read_lockfile
+            from gpuenv.lock.load import load_locked
 
-            locked = read_lockfile(lockfile)  # read once: what is shown is what is installed
+            locked = load_locked(lockfile)  # read once: what is shown is what is installed
             return SetupPlan(locked.plan, lockfile, cls.name, tuple(notes), True, locked)
         notes.append(f"{lockfile} does not exist yet: it will be locked for this class")
         plan, _ideal = lab_class_plan(opts.lab, cls.name, kb, indexes)

@@ -35,7 +35,7 @@ from gpuenv.envs.artifacts import Artifact, gather
 from gpuenv.envs.python_check import PythonUnavailable, check_python_available
 from gpuenv.envs.store import EnvLocation, interpreter, store_root
 from gpuenv.fs.safe_paths import UnsafePathError
-from gpuenv.lock.conda_lock.read import read_lockfile
+from gpuenv.lock.load import load_locked
 from gpuenv.machine.describe import describe_machine
 from gpuenv.recipes import load_knowledge_base
 from gpuenv.setup import SetupPlan
@@ -344,7 +344,7 @@ PYPY = {"key": "pypy-3.9.19-linux-x86_64-gnu", "version": "3.9.19"}
 def py39(install_repos: InstallRepos, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Any:
     # what uv answers is the stand-in's to say: gpuenv's own discovery finds no 3.9 here
     monkeypatch.setattr(python_check, "_discovered", lambda version: None)
-    return read_lockfile(wheel_lock(install_repos, tmp_path / "a.lock.yml", python="3.9"))
+    return load_locked(wheel_lock(install_repos, tmp_path / "a.lock.yml", python="3.9"))
 
 
 @posix_only
@@ -423,11 +423,11 @@ def test_uv_answering_nonsense_is_refused_not_trusted(
 def test_a_conda_lockfile_brings_its_python_or_is_refused(
     install_repos: InstallRepos, tmp_path: Path
 ) -> None:
-    with_python = read_lockfile(
+    with_python = load_locked(
         _conda_lock(install_repos, tmp_path / "c.lock.yml", install_repos.channel)
     )
     check_python_available(with_python, uv=str(tmp_path / "no-uv-needed"))
-    without = read_lockfile(write_valid(tmp_path / "v.lock.yml", conda=True))
+    without = load_locked(write_valid(tmp_path / "v.lock.yml", conda=True))
     with pytest.raises(PythonUnavailable, match="no python among them"):
         check_python_available(without, uv=str(tmp_path / "no-uv-needed"))
 

@@ -19,7 +19,7 @@ import gpuenv.lock.load as load_module
 import gpuenv.uv.binary as uv_binary
 from gpuenv.envs.python_check import PythonLookup, check_python_available, python_hint
 from gpuenv.envs.store import EnvLocation
-from gpuenv.lock.conda_lock.read import read_lockfile
+from gpuenv.lock.load import load_locked
 from installrepos import PY, InstallRepos
 from isolation import record_uv_calls
 from lockdata import dump, in_process, load, write_for_wheels, write_valid
@@ -71,13 +71,13 @@ def _gone(pid: int) -> bool:
 
 @pytest.mark.parametrize("lockfile", sorted((REPO / "lockfiles").glob("*.yml")), ids=str)
 def test_the_hint_is_the_python_of_every_committed_lockfile(lockfile: Path) -> None:
-    locked = read_lockfile(lockfile)
+    locked = load_locked(lockfile)
     assert python_hint(lockfile.read_bytes()) == (None if locked.conda else locked.python)
 
 
 def test_the_hint_of_a_lockfile_gpuenv_writes(tmp_path: Path) -> None:
     raw = write_valid(tmp_path / "v.lock.yml").read_bytes()
-    assert python_hint(raw) == read_lockfile(tmp_path / "v.lock.yml").python == "3.12"
+    assert python_hint(raw) == load_locked(tmp_path / "v.lock.yml").python == "3.12"
     assert python_hint(raw.replace(b"\n", b"\r\n")) == "3.12"
     assert python_hint(write_valid(tmp_path / "c.lock.yml", conda=True).read_bytes()) is None
 
@@ -146,7 +146,7 @@ def test_a_lookup_for_another_version_or_uv_is_not_used(
     install_repos: InstallRepos, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(python_check, "_discovered", lambda version: None)
-    locked = read_lockfile(_lockfile(install_repos, tmp_path / "a.lock.yml", python="3.9"))
+    locked = load_locked(_lockfile(install_repos, tmp_path / "a.lock.yml", python="3.9"))
     uv = _uv(tmp_path, f'[ "$5" = 3.9 ] && echo {sys.executable} && exit 0; exit 2')
     (tmp_path / "other").mkdir()
     other_uv = _uv(tmp_path / "other", f"echo {sys.executable}; exit 0")
@@ -240,7 +240,7 @@ def test_a_no_op_install_starts_no_lookup(
 @posix_only
 def test_a_conda_lockfile_never_waits_on_a_lookup(tmp_path: Path) -> None:
     """Its conda packages bring the Python: a lookup handed in anyway is stopped, not awaited."""
-    locked = read_lockfile(write_valid(tmp_path / "c.lock.yml", conda=True))
+    locked = load_locked(write_valid(tmp_path / "c.lock.yml", conda=True))
     lookup = PythonLookup(_uv(tmp_path, "exec sleep 60"), locked.python)
     start = time.monotonic()
     with pytest.raises(python_check.PythonUnavailable, match="no python among them"):
@@ -252,7 +252,15 @@ def test_install_reaches_uv_without_the_lockfile_stack(tmp_path: Path) -> None:
     """What install imports before it starts uv's search is all that runs before it: not the
     lock pipeline, the resolver, the knowledge base or the YAML parser (they load meanwhile)."""
     lockfile = REPO / "lockfiles" / "cpu-only.conda-lock.yml"
-    heavy = ("gpuenv.lock", "gpuenv.resolve", "gpuenv.recipes", "yaml", "requests")
+    heavy = (
+        "gpuenv.lock.pipeline",
+        "gpuenv.lock.conda_lock.read",
+        "gpuenv.lock.pypi",
+        "gpuenv.resolve",
+        "gpuenv.recipes",
+        "yaml",
+        "requests",
+    )
     code = (
         "import subprocess, sys\n"
         "import gpuenv.envs.python_check as python_check\n"

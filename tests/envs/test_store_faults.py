@@ -23,14 +23,14 @@ from gpuenv.envs.errors import InstallError
 from gpuenv.envs.filelock import exclusive
 from gpuenv.envs.store import EnvLocation, read_metadata
 from gpuenv.envs.transaction import InstallResult, install
-from gpuenv.lock.conda_lock.write import read_lockfile
+from gpuenv.lock.load import load_locked
 from gpuenv.uv.binary import find_uv
 from installrepos import InstallRepos, gpuenv, jax_plan, make_lock, run_in
 from storehelpers import envs_json, outside_folder, snapshot
 
 
 def install_here(repos: InstallRepos, lockfile: Path, name: str = "lab") -> InstallResult:
-    locked = read_lockfile(lockfile)
+    locked = load_locked(lockfile)
     files = gather(artifacts_of(locked), cache=cache_dir(), indexes=repos.indexes)
     return install(locked, EnvLocation.named(name), files, uv=find_uv())
 

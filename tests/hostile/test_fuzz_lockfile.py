@@ -187,8 +187,8 @@ def test_mutated_conda_lockfiles_read_cleanly_or_keep_every_invariant(tmp_path: 
     """The reader alone, over a lockfile with conda packages: a mutation is refused with
     gpuenv's own error, or what is read keeps the invariants install relies on."""
     from gpuenv.fs.safe_paths import is_sha256, plain_name
-    from gpuenv.lock.conda_lock.read import read_lockfile
     from gpuenv.lock.errors import LockfileError
+    from gpuenv.lock.load import load_locked
     from lockdata import write_valid
 
     base = write_valid(tmp_path / "base.lock.yml", conda=True)
@@ -202,7 +202,7 @@ def test_mutated_conda_lockfiles_read_cleanly_or_keep_every_invariant(tmp_path: 
         path = tmp_path / "crafted.lock.yml"
         path.write_text(yaml.safe_dump(lock), encoding="utf-8")
         try:
-            locked = read_lockfile(path)
+            locked = load_locked(path)
         except LockfileError:
             return
         hashes = {

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 
 from gpuenv.errors import USAGE_EXIT, exit_code
-from gpuenv.lock.conda_lock.read import MAX_LOCKFILE_BYTES, read_lockfile
 from gpuenv.lock.errors import LockfileError
+from gpuenv.lock.load import MAX_LOCKFILE_BYTES, load_locked
 from lockdata import MD5_C, dump, in_process, load, package, plan_of, set_plan, write_valid
 
 Mutation = Callable[[dict[str, Any]], None]
@@ -228,7 +228,7 @@ def test_crafted_field_is_refused_by_name(
     mutate(data)
     path = dump(data, tmp_path / "crafted.lock.yml")
     with pytest.raises(LockfileError) as err:
-        read_lockfile(path)
+        load_locked(path)
     message = str(err.value)
     assert exit_code(err.value) == USAGE_EXIT
     assert str(path) in message
@@ -238,7 +238,7 @@ def test_crafted_field_is_refused_by_name(
 
 def test_the_valid_lockfile_reads(tmp_path: Path) -> None:
     """The base every case above alters is accepted: each refusal is the mutation's doing."""
-    locked = read_lockfile(write_valid(tmp_path / "valid.lock.yml", conda=True))
+    locked = load_locked(write_valid(tmp_path / "valid.lock.yml", conda=True))
     assert [p.name for p in locked.pip] == ["jax", "numpy"]
     record = locked.conda[0]
     assert record["sha256"] == "b" * 64 and record["md5"] == MD5_C
@@ -264,7 +264,7 @@ def test_not_a_lockfile_is_refused(content: bytes, words: tuple[str, ...], tmp_p
     path = tmp_path / "x.lock.yml"
     path.write_bytes(content)
     with pytest.raises(LockfileError) as err:
-        read_lockfile(path)
+        load_locked(path)
     for word in words:
         assert word in str(err.value), str(err.value)
 
@@ -289,7 +289,7 @@ def test_not_a_regular_file_is_refused_without_blocking(
     make: Callable[[Path], Path], words: tuple[str, ...], tmp_path: Path
 ) -> None:
     with pytest.raises(LockfileError) as err:
-        read_lockfile(make(tmp_path))  # a FIFO with no writer would block a plain open()
+        load_locked(make(tmp_path))  # a FIFO with no writer would block a plain open()
     for word in words:
         assert word in str(err.value)
 
@@ -299,7 +299,7 @@ def test_a_huge_file_is_refused_without_reading_it_all(tmp_path: Path) -> None:
     with path.open("wb") as fh:
         fh.truncate(MAX_LOCKFILE_BYTES + 1)  # sparse: costs no disk
     with pytest.raises(LockfileError, match="larger than 64 MiB"):
-        read_lockfile(path)
+        load_locked(path)
 
 
 def test_install_and_fetch_refuse_a_crafted_lockfile_with_exit_2(tmp_path: Path) -> None:

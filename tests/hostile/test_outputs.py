@@ -14,7 +14,7 @@ import pytest
 
 from gpuenv.errors import FAILURE_EXIT, USAGE_EXIT, exit_code
 from gpuenv.fs import atomic_write as aw
-from gpuenv.lock.conda_lock.read import read_lockfile
+from gpuenv.lock.load import load_locked
 from installrepos import jax_plan
 from lockdata import in_process, write_valid
 
@@ -147,5 +147,5 @@ def test_lockfile_written_through_conda_lock_on_a_full_disk(
     with pytest.raises(aw.OutputWriteError, match="No space left"):
         write_valid(target, conda=True)
     assert target.read_bytes() == before
-    assert read_lockfile(target).conda == ()
+    assert load_locked(target).conda == ()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["gpuenv.lock.yml"]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from gpuenv.lock import conda_lock_api
-from gpuenv.lock.conda_lock.read import read_lockfile
+from gpuenv.lock.load import load_locked
 from installrepos import InstallRepos, build_install_repos, jax_plan, make_lock
 
 HEAVY = ("requests", "filelock", "platformdirs", "conda_lock.lookup_cache")
@@ -65,7 +65,7 @@ def test_conda_lock_still_writes_and_reads_what_gpuenv_reads(tmp_path: Path) -> 
     repos: InstallRepos = build_install_repos(tmp_path / "repos")
     path = make_lock(repos, tmp_path / "jax.conda-lock.yml", jax_plan(), portable=True)
     parsed = conda_lock_api.load().parse_conda_lock_file(path)
-    ours = read_lockfile(path)
+    ours = load_locked(path)
     assert sorted(d.name for d in parsed.package) == sorted(
         [*(p.name for p in ours.pip), *(str(r["name"]) for r in ours.conda)]
     )

@@ -16,12 +16,13 @@ import pytest
 from click.testing import CliRunner
 
 import gpuenv.lock
+import gpuenv.lock.pipeline
 from gpuenv.cli import cli
 from gpuenv.index.config import IndexConfig
 from gpuenv.lock import LockOptions, lock_plan, start_pip_lock
 from gpuenv.lock.availability import SourcedPlan, resolve_with_sources
-from gpuenv.lock.conda_lock.write import read_lockfile
 from gpuenv.lock.errors import LockError, SourceUnreachableError
+from gpuenv.lock.load import load_locked
 from gpuenv.lock.pypi import PipCompile, pip_request
 from localrepos import build_simple_index, build_wheel
 
@@ -77,7 +78,7 @@ def made(monkeypatch: pytest.MonkeyPatch) -> list[PipCompile]:
             super().__init__(*args, **kw)
             runs.append(self)
 
-    monkeypatch.setattr(gpuenv.lock, "PipCompile", Counted)
+    monkeypatch.setattr(gpuenv.lock.pipeline, "PipCompile", Counted)
     return runs
 
 
@@ -126,7 +127,7 @@ def test_a_run_started_before_a_probe_that_confirms_the_plan_is_the_lock(
     lock_plan(found.plan, options(indexes["full"], tmp_path / "a.conda-lock.yml"), found.ideal)
     assert len(made) == 2
     assert first == (tmp_path / "a.conda-lock.yml").read_bytes()
-    assert {p.name: p.version for p in read_lockfile(tmp_path / "a.conda-lock.yml").pip} == {
+    assert {p.name: p.version for p in load_locked(tmp_path / "a.conda-lock.yml").pip} == {
         "jax": "0.10.2",
         "jaxlib": "0.10.2",
         "numpy": "1.26.4",
@@ -152,7 +153,7 @@ def test_a_plan_the_probe_changed_is_locked_anew_and_the_early_run_stopped(
     assert time.monotonic() - start < 60  # not waited for: the slow uv sleeps 120 s
     assert_stopped(early, process)
     assert len(made) == 1  # the plan's own run
-    locked = read_lockfile(result.path)
+    locked = load_locked(result.path)
     assert {p.name: p.version for p in locked.pip}["jax"] == "0.10.1"
     assert "jax 0.10.2 [cpu] -> 0.10.1 [cpu]" in locked.fallback
     first = result.path.read_bytes()
@@ -169,7 +170,7 @@ def test_a_real_early_run_that_failed_on_the_ideal_plan_does_not_fail_the_fallba
     assert early is not None
     early._wait()  # uv has failed: the index has no jax 0.10.2
     result = lock_plan(found.plan, options(indexes["older"], out), found.ideal, early)
-    assert {p.name: p.version for p in read_lockfile(result.path).pip}["jax"] == "0.10.1"
+    assert {p.name: p.version for p in load_locked(result.path).pip}["jax"] == "0.10.1"
 
 
 def test_a_lock_refused_after_the_start_stops_the_early_run(
@@ -239,7 +240,7 @@ def test_the_command_runs_uv_once_when_the_probe_confirms_the_plan(
     assert done.returncode == 0, done.stderr
     assert len(_uv_runs(done.stderr)) == 1
     assert "probe changed the plan" not in done.stderr
-    pip = {p.name: p.version for p in read_lockfile(tmp_path / "jax.conda-lock.yml").pip}
+    pip = {p.name: p.version for p in load_locked(tmp_path / "jax.conda-lock.yml").pip}
     assert pip["jax"] == "0.10.2"
 
 
@@ -251,7 +252,7 @@ def test_the_command_locks_the_fallback_when_the_probe_changes_the_plan(
     assert done.returncode == 0, done.stderr
     assert len(_uv_runs(done.stderr)) == 2  # on the ideal plan, then on the fallback
     assert "the index probe changed the plan: uv runs again" in done.stderr
-    locked = read_lockfile(out)
+    locked = load_locked(out)
     assert {p.name: p.version for p in locked.pip}["jax"] == "0.10.1"
     assert "jax 0.10.2 [cpu] -> 0.10.1 [cpu]" in locked.fallback
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from gpuenv.lock import LockOptions, check_lockfile, lock_plan
-from gpuenv.lock.conda_lock.write import read_lockfile
 from gpuenv.lock.errors import SourceUnreachableError, UnsatisfiableError
+from gpuenv.lock.load import load_locked
 from gpuenv.resolve import resolve
 from gpuenv.resolve.plan import PipRequirement, Plan
 from stacks import LocalRepos
@@ -41,7 +41,7 @@ def test_windows_torch_and_tensorflow_lock(
 ) -> None:
     out = tmp_path / "laptop.lock.yml"
     result = lock_plan(windows_plan, options(repos, out))
-    locked = read_lockfile(out)  # parsed by conda-lock's own parser
+    locked = load_locked(out)  # parsed by conda-lock's own parser
     assert locked.platform == "win-64" and locked.python == "3.10"
     pip = {p.name: p for p in locked.pip}
     # the CUDA 11.8 build came from its own index, not the default index's torch 2.7.1
@@ -81,7 +81,7 @@ def test_linux_target_from_the_same_machine(
     assert plan.frameworks["torch"].variant == "cu118"
     out = tmp_path / "linux.lock.yml"
     lock_plan(plan, options(repos, out))
-    torch = next(p for p in read_lockfile(out).pip if p.name == "torch")
+    torch = next(p for p in load_locked(out).pip if p.name == "torch")
     assert torch.url.endswith("manylinux_2_28_x86_64.whl")
 
 
@@ -90,7 +90,7 @@ def test_portable_entries_name_no_host(
 ) -> None:
     out = tmp_path / "portable.lock.yml"
     lock_plan(windows_plan, options(repos, out, portable=True))
-    locked = read_lockfile(out)
+    locked = load_locked(out)
     by_name = {p.name: p for p in locked.pip}
     assert by_name["numpy"].url == "index:///numpy/numpy-1.26.4-cp310-cp310-win_amd64.whl"
     assert by_name["numpy"].portable

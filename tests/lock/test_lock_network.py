@@ -12,7 +12,7 @@ from packaging.version import Version
 
 from gpuenv.index.config import IndexConfig
 from gpuenv.lock import LockOptions, lock_plan
-from gpuenv.lock.conda_lock.write import read_lockfile
+from gpuenv.lock.load import load_locked
 from gpuenv.resolve import resolve
 
 pytestmark = pytest.mark.network
@@ -31,7 +31,7 @@ def lock(plan, tmp_path: Path, name: str = "x.lock.yml") -> Path:  # type: ignor
 
 
 def versions(path: Path) -> dict[str, Version]:
-    return {p.name: Version(p.version) for p in read_lockfile(path).pip}
+    return {p.name: Version(p.version) for p in load_locked(path).pip}
 
 
 def test_tensorflow_on_wsl2_with_an_rtx_3060(describe, kb, tmp_path: Path) -> None:
@@ -63,6 +63,6 @@ def test_locking_twice_gives_identical_files_with_hashes(describe, kb, tmp_path:
     plan = resolve(describe(None, None, "linux", "x86_64"), ["jax"], kb=kb)
     first, second = lock(plan, tmp_path, "a.yml"), lock(plan, tmp_path, "b.yml")
     assert first.read_text().replace("a.yml", "b.yml") == second.read_text()
-    entries = read_lockfile(first).pip
+    entries = load_locked(first).pip
     assert entries and all(len(p.sha256) == 64 for p in entries)
     assert all(p.portable for p in entries)

@@ -24,7 +24,7 @@ from gpuenv.envs.artifacts import artifacts_of, gather
 from gpuenv.envs.errors import InstallError
 from gpuenv.index.config import IndexConfig, IndexConfigError, uv_sources
 from gpuenv.lock import LockOptions, LockResult, lock_plan
-from gpuenv.lock.conda_lock.write import read_lockfile
+from gpuenv.lock.load import load_locked
 from gpuenv.lock.portability import Sources, not_portable
 from gpuenv.lock.pypi import PipArtifact
 from gpuenv.resolve.plan import PipRequirement, Plan
@@ -140,7 +140,7 @@ def test_uv_configured_mirror_locks_portable_and_installs_from_another(
     configure(monkeypatch, tmp_path / "locker", lock_with, mirrors.a)
     out = tmp_path / "jax.conda-lock.yml"
     lock(jax_plan(), out, portable=True)
-    locked = read_lockfile(out)
+    locked = load_locked(out)
     assert {p.name for p in locked.pip} == {"jax", "numpy"}
     for entry in locked.pip:
         assert entry.url == f"index:///{entry.name}/{entry.filename}"
@@ -173,7 +173,7 @@ def test_portable_entries_found_in_a_uv_find_links_folder_through_a_link(
     link = tmp_path / "wheels"
     link.symlink_to(house, target_is_directory=True)
     configure(monkeypatch, tmp_path / "installer", "UV_FIND_LINKS", str(link))
-    sources = gather(artifacts_of(read_lockfile(out)), cache=tmp_path / "cache", indexes=None)
+    sources = gather(artifacts_of(load_locked(out)), cache=tmp_path / "cache", indexes=None)
     assert sorted(s.url for s in sources) == sorted((link / n).as_uri() for n in mirrors.sha256)
 
 
@@ -254,7 +254,7 @@ def test_find_links_wheel_keeps_its_path_and_says_so(
         monkeypatch.setenv(links_with, house)
     out = tmp_path / "torch.conda-lock.yml"
     result = lock(with_torch_cpu(jax_plan()), out, portable=True)
-    pip = {p.name: p for p in read_lockfile(out).pip}
+    pip = {p.name: p for p in load_locked(out).pip}
     assert unquote(pip["torch"].url) == f"file://{mirrors.wheelhouse / TORCH_CPU}"
     assert not pip["torch"].portable
     assert pip["jax"].portable and pip["numpy"].portable  # index wheels stay portable
@@ -275,7 +275,7 @@ def test_without_portable_nothing_is_said(
     monkeypatch.setenv("UV_FIND_LINKS", str(mirrors.wheelhouse))
     out = tmp_path / "torch.conda-lock.yml"
     result = lock(with_torch_cpu(jax_plan()), out)
-    assert not any(p.portable for p in read_lockfile(out).pip)
+    assert not any(p.portable for p in load_locked(out).pip)
     assert "gpuenv.not_portable" not in metadata(out)
     assert not [n for n in result.notes if "not portable" in n]
     assert "Not portable" not in out.read_text()
@@ -310,7 +310,7 @@ def test_find_links_folder_through_a_link_is_named_with_its_target(
     monkeypatch.setenv("UV_FIND_LINKS", str(link))
     out = tmp_path / "torch.conda-lock.yml"
     lock(with_torch_cpu(jax_plan()), out, portable=True)
-    torch = next(p for p in read_lockfile(out).pip if p.name == "torch")
+    torch = next(p for p in load_locked(out).pip if p.name == "torch")
     assert not torch.portable
     assert metadata(out)["gpuenv.not_portable"] == (
         f"torch: only in the find-links folder {link} (a link to {mirrors.wheelhouse})"
@@ -332,7 +332,7 @@ def test_a_wheel_whose_folder_is_gone_is_named_at_install(
     with pytest.raises(
         InstallError, match=re.escape(f"cannot read {house / TORCH_CPU}: no such file here")
     ):
-        gather(artifacts_of(read_lockfile(out)), cache=tmp_path / "cache", indexes=IndexConfig())
+        gather(artifacts_of(load_locked(out)), cache=tmp_path / "cache", indexes=IndexConfig())
 
 
 def artifact(url: str, index: str | None = None) -> PipArtifact:

@@ -14,7 +14,6 @@ from gpuenv.cli import cli
 from gpuenv.lock.errors import LockError, LockfileError
 from gpuenv.lock.load import load_locked
 from gpuenv.lock.names import LockNameError, check_output, default_output, is_pylock_name
-from gpuenv.lock.pylock.read import read_pylock
 from gpuenv.lock.pylock.write import render_pylock
 from gpuenv.lock.pypi import PipArtifact
 from gpuenv.resolve.plan import FrameworkChoice, PipRequirement, Plan
@@ -172,18 +171,18 @@ def test_reader_refuses_hostile_files(tmp_path: Path, case: str) -> None:
     mutate, message = HOSTILE[case]
     path = write(tmp_path, mutate(good_text()))
     with pytest.raises(LockfileError, match=message):
-        read_pylock(path)
+        load_locked(path)
 
 
 def test_two_wheels_or_a_duplicate_package_are_refused(tmp_path: Path) -> None:
     text = good_text()
     block = text[text.index("[[packages]]") : text.index("[tool.gpuenv]")]
     with pytest.raises(LockfileError, match="listed twice"):
-        read_pylock(write(tmp_path, text.replace(block, block + block)))
+        load_locked(write(tmp_path, text.replace(block, block + block)))
     wheel = block[block.index("{ name") : block.rindex("]")]
     two = text.replace(wheel, wheel + ", " + wheel)
     with pytest.raises(LockfileError, match="exactly one wheel"):
-        read_pylock(write(tmp_path, two))
+        load_locked(write(tmp_path, two))
 
 
 def test_devices_folders_and_binary_are_refused(tmp_path: Path) -> None:
@@ -223,7 +222,7 @@ def test_a_plan_with_conda_packages_is_refused(tmp_path: Path) -> None:
     )
     text = text.split("plan = ")[0] + "plan = " + json.dumps(conda_plan) + "\n"
     with pytest.raises(LockfileError, match="conda packages"):
-        read_pylock(write(tmp_path, text, "pylock.conda.toml"))
+        load_locked(write(tmp_path, text, "pylock.conda.toml"))
 
 
 def test_unknown_platform_cannot_be_exported() -> None:

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from gpuenv.lock import conda_lock_api
-from gpuenv.lock.conda_lock.read import read_lockfile
+from gpuenv.lock.load import load_locked
 from installrepos import InstallRepos, build_install_repos, jax_plan, make_lock
 from lockdata import write_valid
 
@@ -59,7 +59,7 @@ def conda_lock_view(path: Path) -> dict[str, Any]:
 
 
 def gpuenv_view(path: Path) -> dict[str, Any]:
-    locked = read_lockfile(path)
+    locked = load_locked(path)
     return {
         "platform": locked.platform,
         "plan": locked.plan.to_json(with_rejected=False),
@@ -114,8 +114,8 @@ def test_reading_a_lockfile_loads_neither_conda_lock_nor_pydantic() -> None:
     import sys
 
     code = (
-        "import sys; from gpuenv.lock.conda_lock.read import read_lockfile;"
-        f" read_lockfile({str(COMMITTED[0])!r});"
+        "import sys; from gpuenv.lock.load import load_locked;"
+        f" load_locked({str(COMMITTED[0])!r});"
         " print(sorted(m for m in sys.modules if m.split('.')[0] in ('conda_lock', 'pydantic')))"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

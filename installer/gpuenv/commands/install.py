@@ -44,7 +44,7 @@ def install_command(
     """Install LOCKFILE into an isolated environment, atomically; a no-op if it is already there."""
     from gpuenv.envs.python_check import PythonLookup, python_hint
     from gpuenv.envs.transaction import check_location, tidy_leftovers, up_to_date
-    from gpuenv.lockfile_bytes import read_lockfile_bytes
+    from gpuenv.lock.load import read_lockfile_bytes
     from gpuenv.uv.binary import find_uv
 
     if offline and wheelhouse is None:

@@ -277,7 +277,7 @@ def _lock_install_verify(
         from gpuenv.envs.store import interpreter
         from gpuenv.envs.transaction import install
         from gpuenv.lock import LockOptions, lock_plan
-        from gpuenv.lock.conda_lock.write import read_lockfile
+        from gpuenv.lock.load import load_locked
         from gpuenv.setup import discard_pending, pending_lockfile, promote_lockfile
         from gpuenv.verify import Expectations, Report, import_failures, verify_environment
 
@@ -293,7 +293,7 @@ def _lock_install_verify(
         if pending is None and chosen.locked is not None:
             locked = chosen.locked  # the lab's lockfile, read once already for the plan
         else:
-            locked = replace(read_lockfile(pending or chosen.lockfile), path=chosen.lockfile)
+            locked = replace(load_locked(pending or chosen.lockfile), path=chosen.lockfile)
         # fail fast: before anything is downloaded
         base_python = check_python_available(locked, uv=uv, lookup=lookup)
         files = gather(

@@ -1,267 +1,53 @@
 """lock: a Plan becomes a lockfile: every file, for the target platform, with its hash.
 
 result = lock_plan(plan, LockOptions(output=Path("gpuenv.conda-lock.yml")))
+locked = load_locked(Path("gpuenv.conda-lock.yml"))
+
+A thin face (gpuenv._lazy): install reads a lockfile through gpuenv.lock.load before it needs
+the pipeline, uv's runner or the resolver, and importing that module runs this file first.
 """
 
 from __future__ import annotations
 
-import contextlib
-import datetime as dt
-import threading
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
-from gpuenv.fs.atomic_write import check_output_path
-from gpuenv.index.config import IndexConfig, user_index_config
-from gpuenv.lock.conda import DEFAULT_CHANNELS
-from gpuenv.lock.errors import LockError
-from gpuenv.lock.names import PYLOCK, check_output
-from gpuenv.lock.pypi import PipCompile, pip_request
-from gpuenv.resolve.plan import Plan
+from gpuenv._lazy import lazy_attributes
 
-# What only writing a lockfile needs is imported where it is used, so that `gpuenv lock` has
-# uv running before it loads them (uv needs only the plan and the index configuration).
 if TYPE_CHECKING:
-    from gpuenv.lock.conda import CondaArtifact
-    from gpuenv.lock.model import LockInputs
+    from gpuenv.lock.errors import LockError, LockfileError
+    from gpuenv.lock.load import load_locked
+    from gpuenv.lock.model import LockedEnvironment
+    from gpuenv.lock.pipeline import (
+        LockOptions,
+        LockResult,
+        check_lockfile,
+        lock_plan,
+        plan_changes,
+        start_pip_lock,
+    )
 
+_HOMES = {
+    "LockError": "gpuenv.lock.errors",
+    "LockfileError": "gpuenv.lock.errors",
+    "LockedEnvironment": "gpuenv.lock.model",
+    "LockOptions": "gpuenv.lock.pipeline",
+    "LockResult": "gpuenv.lock.pipeline",
+    "check_lockfile": "gpuenv.lock.pipeline",
+    "load_locked": "gpuenv.lock.load",
+    "lock_plan": "gpuenv.lock.pipeline",
+    "plan_changes": "gpuenv.lock.pipeline",
+    "start_pip_lock": "gpuenv.lock.pipeline",
+}
 __all__ = [
     "LockError",
     "LockOptions",
     "LockResult",
+    "LockedEnvironment",
+    "LockfileError",
     "check_lockfile",
+    "load_locked",
     "lock_plan",
     "plan_changes",
     "start_pip_lock",
 ]
-
-
-@dataclass(frozen=True)
-class LockOptions:
-    output: Path
-    channels: tuple[str, ...] = DEFAULT_CHANNELS
-    portable: bool = False
-    exclude_newer: str = "auto"  # auto: the plan's era for old stacks; none; or a date
-    machine_class: Optional[str] = None
-    indexes: Optional[IndexConfig] = None  # None: the user's pip/uv configuration
-    format: str = "conda-lock"  # or pylock (PEP 751, pip-only plans)
-    command: Optional[str] = None  # the `gpuenv lock ...` that regenerates the file (its header)
-
-
-@dataclass(frozen=True)
-class LockResult:
-    path: Path
-    plan: Plan
-    inputs_hash: str
-    pip_count: int
-    conda_count: int
-    exclude_newer: Optional[str]
-    notes: tuple[str, ...] = field(default=())
-
-
-def effective_exclude_newer(plan: Plan, option: str) -> Optional[str]:
-    if option == "none":
-        return None
-    if option == "auto":
-        return plan.exclude_newer
-    try:
-        return dt.date.fromisoformat(option).isoformat()
-    except ValueError:
-        raise LockError(
-            f"--exclude-newer {option!r}: expected auto, none or a date (2024-06-30)"
-        ) from None
-
-
-def lock_inputs(plan: Plan, options: LockOptions, indexes: IndexConfig) -> LockInputs:
-    from gpuenv.lock.model import LockInputs
-
-    return LockInputs(
-        plan=plan,
-        channels=options.channels,
-        portable=options.portable,
-        exclude_newer=effective_exclude_newer(plan, options.exclude_newer),
-        indexes=indexes.all_indexes() + indexes.find_links,
-        machine_class=options.machine_class,
-    )
-
-
-def _refusal(plan: Plan, options: LockOptions) -> None:
-    """Raise what lock_plan refuses of the output's name, the format and the options."""
-    check_output(options.format, options.output)
-    if options.format == PYLOCK and plan.conda:
-        raise LockError(
-            "this plan needs conda packages (" + ", ".join(plan.conda) + "); PEP 751 pylock.toml"
-            " holds pip packages only: write a conda-lock file instead"
-        )
-    if options.format == PYLOCK and options.portable:
-        raise LockError(
-            "--portable cannot be written as pylock.toml: PEP 751 names every wheel by its URL,"
-            " and uv and pip need it. Lock without --portable (the URLs of your index), or"
-            " write a portable conda-lock file (--format conda-lock)."
-        )
-
-
-def start_pip_lock(plan: Plan, options: LockOptions) -> Optional[PipCompile]:
-    """uv started on `plan`'s pip part now, for lock_plan to use if it locks the same pip part
-    (`gpuenv lock` starts it on the plan resolved before the index probe answers, so uv and the
-    probe run side by side). None when lock_plan would refuse these options, or uv does not
-    start: lock_plan meets that again and says it, in its usual order. The caller cancels what
-    lock_plan did not use."""
-    try:
-        check_output_path(options.output)
-        indexes = options.indexes or user_index_config()
-        exclude_newer = effective_exclude_newer(plan, options.exclude_newer)
-        _refusal(plan, options)
-        if options.portable:
-            from gpuenv.lock.portability import configured_sources
-
-            configured_sources(indexes)  # refused by lock_plan before uv runs
-        return PipCompile(pip_request(plan, indexes, exclude_newer), plan)
-    except Exception:
-        return None
-
-
-def lock_plan(
-    plan: Plan,
-    options: LockOptions,
-    ideal: Optional[Plan] = None,
-    started: Optional[PipCompile] = None,
-) -> LockResult:
-    """Lock `plan`. `ideal` is the plan resolve gives with every source reachable; when the
-    sources forced a fallback, it differs, and `--check` compares against it (a fallback is
-    not staleness). `started`: a uv run from start_pip_lock, used when it is this plan's (its
-    request is the one this lock would make), cancelled otherwise."""
-    from gpuenv.lock import conda_lock_api
-    from gpuenv.lock.conda import solve_conda
-    from gpuenv.lock.conda_lock.write import build_lockfile, write_lockfile
-    from gpuenv.lock.header import conda_lock_header, pylock_header
-    from gpuenv.lock.model import PORTABLE_PREFIX
-    from gpuenv.lock.portability import configured_sources, not_portable, not_portable_notes
-
-    try:
-        check_output_path(options.output)  # refuse a device or a link before the work, not after
-        indexes = options.indexes or user_index_config()
-        inputs = lock_inputs(plan, options, indexes)
-        intent = lock_inputs(ideal, options, indexes).digest() if ideal else inputs.digest()
-        _refusal(plan, options)
-        # gpuenv reads the user's index configuration itself to tell which wheels an index
-        # publishes: a location it cannot read is refused now, before uv runs
-        sources = configured_sources(indexes) if options.portable else None
-        request = pip_request(plan, indexes, inputs.exclude_newer)
-    except BaseException:
-        if started is not None:
-            started.cancel()
-        raise
-    if started is None or started.request != request:
-        if started is not None:  # the probe changed the plan's pip part: lock what it allows
-            from gpuenv.output import debug
-
-            started.cancel()
-            debug("the index probe changed the plan: uv runs again on the plan it allows")
-        started = PipCompile(request, plan)
-    with started:
-        # conda-lock's models (0.1-0.2 s of imports) load while uv and rattler work in child
-        # processes
-        models = _load_in_background(conda_lock_api.load) if options.format != "pylock" else None
-        try:
-            conda: list[CondaArtifact] = solve_conda(plan, channels=options.channels)
-            failed: Optional[Exception] = None
-        except Exception as exc:  # uv's failure is told first, as when uv ran alone first
-            conda, failed = [], exc
-        pip_lock = started.result()
-        if failed is not None:
-            raise failed
-    pip = pip_lock.artifacts
-    fallback = plan_changes(ideal, plan) if ideal else []
-    # wheels no index publishes keep their own URL in a portable lockfile, and the lock says so
-    local = not_portable(pip, sources) if sources is not None else {}
-    if options.format == PYLOCK:
-        from gpuenv.lock.pylock.write import render_pylock, write_pylock
-
-        tool = {
-            "platform": plan.platform,
-            "python": plan.python,
-            "accelerator": plan.accelerator,
-            "knowledge-base": plan.knowledge_base,
-            "inputs-hash": inputs.digest(),
-            "intent-hash": intent,
-            "machine-class": options.machine_class,
-            "fallback": "; ".join(fallback) or None,
-        }
-        header = pylock_header(options.output, plan, options.command)
-        text = render_pylock(plan, pip, tool, uv_pylock=pip_lock.uv_pylock, header=header)
-        write_pylock(options.output, text)
-    else:
-        if models is not None:
-            models.join()
-        lockfile = build_lockfile(inputs, pip, conda, intent, fallback, local)
-        portable = sum(
-            1 for p in lockfile.package if p.manager == "pip" and p.url.startswith(PORTABLE_PREFIX)
-        )
-        header = conda_lock_header(
-            options.output,
-            plan,
-            options.command,
-            conda=len(conda),
-            pip=len(pip),
-            portable_pip=portable,
-            not_portable=tuple(sorted(local)),
-        )
-        write_lockfile(lockfile, options.output, header)
-    return LockResult(
-        path=options.output,
-        plan=plan,
-        inputs_hash=inputs.digest(),
-        pip_count=len(pip),
-        conda_count=len(conda),
-        exclude_newer=inputs.exclude_newer if pip_lock.cutoff_applied else None,
-        notes=indexes.notes + pip_lock.notes + tuple(not_portable_notes(pip, local)),
-    )
-
-
-def _load_in_background(load: Callable[[], object]) -> threading.Thread:
-    """Run `load` in a thread; join it before using what it loads. Its errors are left for
-    the main thread's own call to raise."""
-
-    def quietly() -> None:
-        with contextlib.suppress(Exception):
-            load()
-
-    thread = threading.Thread(target=quietly, name="gpuenv-preload", daemon=True)
-    thread.start()
-    return thread
-
-
-def check_lockfile(plan: Plan, options: LockOptions) -> tuple[bool, str]:
-    """Whether the lockfile at options.output was made from these inputs (no network)."""
-    indexes = options.indexes or user_index_config()
-    expected = lock_inputs(plan, options, indexes).digest()
-    if not options.output.exists():
-        return False, f"{options.output} does not exist"
-    from gpuenv.lock.load import load_locked
-
-    locked = load_locked(options.output)
-    if expected in (locked.intent_hash, locked.inputs_hash):
-        return True, f"{options.output} is up to date"
-    changes = plan_changes(locked.plan, plan)
-    return False, f"{options.output} is stale: " + (
-        "; ".join(changes) or "its lock options changed"
-    )
-
-
-def plan_changes(old: Plan, new: Plan) -> list[str]:
-    """What differs between two plans, for people ("torch 2.7.1 [cu118] -> 2.6.0 [cu118]")."""
-    out = []
-    if old.python != new.python:
-        out.append(f"Python {old.python} -> {new.python}")
-    for name in sorted(set(old.frameworks) | set(new.frameworks)):
-        a, b = old.frameworks.get(name), new.frameworks.get(name)
-        before = f"{a.version} [{a.variant}]" if a else "absent"
-        after = f"{b.version} [{b.variant}]" if b else "absent"
-        if before != after:
-            out.append(f"{name} {before} -> {after}")
-    if old.companions != new.companions or old.constraints != new.constraints:
-        out.append("companion pins changed")
-    return out
+__getattr__ = lazy_attributes(__name__, _HOMES)

@@ -9,8 +9,9 @@ it must not import the resolver's rules, candidates and explanations (30-35 ms) 
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from gpuenv._lazy import lazy_attributes
 
 if TYPE_CHECKING:
     from gpuenv.resolve.plan import DEFAULT_REQUIREMENTS, Plan
@@ -38,11 +39,4 @@ _HOMES = {
     "resolve": "gpuenv.resolve.resolver",
 }
 
-
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value  # looked up once
-    return value
+__getattr__ = lazy_attributes(__name__, _HOMES)

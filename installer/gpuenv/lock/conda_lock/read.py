@@ -28,8 +28,6 @@ from gpuenv.fs.safe_paths import UnsafePathError, is_md5, is_sha256, plain_name
 from gpuenv.lock.errors import LockfileError
 from gpuenv.lock.model import LOCK_FORMAT, PORTABLE_PREFIX, LockedEnvironment, PipEntry
 from gpuenv.lock.plan_fields import PYTHON_VERSION, check_plan
-from gpuenv.lockfile_bytes import MAX_LOCKFILE_BYTES as MAX_LOCKFILE_BYTES  # re-exported
-from gpuenv.lockfile_bytes import read_lockfile_bytes as read_lockfile_bytes  # re-exported
 from gpuenv.recipes import PLATFORMS
 from gpuenv.resolve.plan import Plan
 
@@ -74,11 +72,6 @@ _CONDA_SUFFIXES = (".conda", ".tar.bz2")
 _PROJECT = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
 _CONDA_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
 _URL_UNSAFE = re.compile(r"[\x00-\x20\x7f\\]")
-
-
-def read_lockfile(path: Path) -> LockedEnvironment:
-    path = Path(path)
-    return parse_lockfile(read_lockfile_bytes(path), path)
 
 
 def parse_lockfile(raw: bytes, path: Path) -> LockedEnvironment:

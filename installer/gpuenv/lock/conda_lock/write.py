@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 from gpuenv.lock import conda_lock_api
 from gpuenv.lock.conda import CondaArtifact
-from gpuenv.lock.model import LOCK_FORMAT, PORTABLE_PREFIX, LockedEnvironment, LockInputs
+from gpuenv.lock.model import LOCK_FORMAT, PORTABLE_PREFIX, LockInputs
 from gpuenv.lock.pypi import PipArtifact
 
 _META = "gpuenv."
@@ -155,10 +155,3 @@ def write_lockfile(lockfile: Any, path: Path, header: str = "") -> None:
         staged.write_text(header + body, encoding="utf-8")
 
     atomic_write(Path(path), write)
-
-
-def read_lockfile(path: Path) -> LockedEnvironment:
-    """The lockfile at `path`, validated as untrusted input (gpuenv.lock.conda_lock.read)."""
-    from gpuenv.lock.conda_lock.read import read_lockfile as read
-
-    return read(path)

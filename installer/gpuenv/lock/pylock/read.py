@@ -121,12 +121,6 @@ def _wheel_entry(path: Path, package: Mapping[str, Any]) -> PipEntry:
     return PipEntry(canonicalize_name(name), version, url, sha)
 
 
-def read_pylock(path: Path) -> LockedEnvironment:
-    from gpuenv.lock.conda_lock.read import read_lockfile_bytes
-
-    return parse_pylock(read_lockfile_bytes(Path(path)), Path(path))
-
-
 def parse_pylock(raw: bytes, path: Path) -> LockedEnvironment:
     """A pylock.toml's bytes (read bounded by the caller) as install sees a lockfile."""
     data = _load(raw, path)
