@@ -96,8 +96,8 @@ def test_the_wheel_ships_the_parsed_knowledge_base(no_pip_gpuenv: Path, tmp_path
     env.pop("GPUENV_RECIPES", None)
     python = no_pip_gpuenv.parent / "python"
     code = (
-        "import sys, gpuenv.recipes as r, gpuenv.recipes.load as load, gpuenv.cache as c;"
-        "load._parse = None;"  # parsing TOML would now fail: the packaged pickle must answer
+        "import sys, gpuenv.recipes as r, gpuenv.recipes.parse as parse, gpuenv.cache as c;"
+        "parse.parse_knowledge_base = None;"  # parsing TOML would now fail: the pickle must answer
         "kb = r.load_knowledge_base(); print(kb.digest, c.PACKAGED, 'hashlib' in sys.modules)"
     )
     done = subprocess.run([str(python), "-c", code], capture_output=True, text=True, env=env)

@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from gpuenv.recipes import KnowledgeBase, load_knowledge_base
-from gpuenv.recipes import load as loader
+from gpuenv.recipes import kb_cache as loader
+from gpuenv.recipes import parse as parser
 
 RECIPES = Path(__file__).resolve().parents[2] / "recipes"
 
@@ -23,13 +24,13 @@ def parses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[list[Pat
     """A private cache folder, and the folders the loader had to parse, in order."""
     monkeypatch.setenv("GPUENV_CACHE_DIR", str(tmp_path / "cache"))
     seen: list[Path] = []
-    parse = loader._parse
+    parse = parser.parse_knowledge_base
 
     def spy(root: Path, raws: dict[str, bytes], digest: str) -> KnowledgeBase:
         seen.append(root)
         return parse(root, raws, digest)
 
-    monkeypatch.setattr(loader, "_parse", spy)
+    monkeypatch.setattr(parser, "parse_knowledge_base", spy)
     load_knowledge_base.cache_clear()  # each load below is a new run
     yield seen
     load_knowledge_base.cache_clear()

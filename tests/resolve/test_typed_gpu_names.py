@@ -194,7 +194,9 @@ def test_a_cached_knowledge_base_builds_the_brand_free_index_on_first_use(
 ) -> None:
     fresh = dataclasses.replace(kb)  # as parsed: what the loader pickles into its cache
     cached = pickle.loads(pickle.dumps(fresh))
-    assert cached._by_model_index is None  # a compute capability or a detected name never pays
+    assert (
+        cached.names._by_model_index is None
+    )  # a compute capability or a detected name never pays
     match = cached.match_typed_gpu("RTX 3090")
     assert match is not None and match.record.name == "GeForce RTX 3090"
-    assert cached._by_model_index
+    assert cached.names._by_model_index

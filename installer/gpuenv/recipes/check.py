@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from packaging.requirements import InvalidRequirement, Requirement
 
 from gpuenv.machine import MachineError, parse_compute_capability, parse_driver_version
-from gpuenv.recipes.load import KnowledgeBase, Sourced, major_minor
+from gpuenv.recipes.kb import KnowledgeBase
+from gpuenv.recipes.model import Sourced, major_minor
 
 _PCI = re.compile(r"^[0-9a-f]{4}$")
 _PY = re.compile(r"^3\.\d{1,2}$")

@@ -28,7 +28,8 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from gpuenv.index.wheel_platforms import platform_of
-from gpuenv.recipes.load import Framework, KnowledgeBase
+from gpuenv.recipes.kb import KnowledgeBase
+from gpuenv.recipes.model import Framework
 from gpuenv.recipes.remote_wheel import RangeReader, WheelReadError, read_member, read_range
 
 # index URL, project -> {file name: absolute URL}

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 
 from packaging.version import InvalidVersion, Version
 
-from gpuenv.recipes.load import KnowledgeBase
+from gpuenv.recipes.kb import KnowledgeBase
 
 UPDATE_HINT = "update gpuenv (`pip install -U gpuenv`) to plan with it"
 

@@ -19,7 +19,8 @@ from packaging.version import InvalidVersion, Version
 from gpuenv.index.simple import fetch_filenames
 from gpuenv.index.wheel_platforms import platform_of
 from gpuenv.recipes.check import Finding
-from gpuenv.recipes.load import PLATFORM_PROJECT, Build, Framework, KnowledgeBase, Release
+from gpuenv.recipes.kb import KnowledgeBase
+from gpuenv.recipes.model import PLATFORM_PROJECT, Build, Framework, Release
 
 
 def _wheels(filenames: Iterable[str]) -> Iterator[tuple[Version, frozenset[Tag]]]:

@@ -1,0 +1,102 @@
+"""The knowledge base as one value: every record, and the look-ups the stages ask of it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from gpuenv.machine import cc_tuple
+from gpuenv.recipes.gpu_names import GpuMatch, GpuNames
+from gpuenv.recipes.model import (
+    CudaMajor,
+    CudnnRelease,
+    Framework,
+    FrameworkDriver,
+    Generation,
+    GpuRecord,
+    RecipeError,
+    Toolkit,
+    major_minor,
+)
+
+
+@dataclass
+class KnowledgeBase:
+    """The whole knowledge base (`recipes/`), loaded, with its GPU look-up tables."""
+
+    root: Path
+    frameworks: dict[str, Framework]
+    cuda_majors: dict[int, CudaMajor]
+    toolkits: dict[str, Toolkit]
+    generations: tuple[Generation, ...]
+    cudnn: dict[str, CudnnRelease]
+    gpus: tuple[GpuRecord, ...]
+    digest: str
+    driver_branches: tuple[int, ...] = ()  # ascending: R390, R396, ..., R580, R590, ...
+    framework_drivers: tuple[FrameworkDriver, ...] = ()
+    # the GPU look-up tables (by PCI id, by name, by typed model name), built on load
+    names: GpuNames = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        self.names = GpuNames(self.gpus)
+
+    # --- GPUs: see gpuenv.recipes.gpu_names -------------------------------------------------
+    def find_gpu(
+        self, name: Optional[str] = None, pci_id: Optional[str] = None
+    ) -> Optional[GpuRecord]:
+        """The GPU by PCI device id first (unambiguous), then by name; None when unknown.
+
+        Raises AmbiguousGpu when only a name is known and NVIDIA's tables give it to chips of
+        different compute capability (GeForce GT 730 is Fermi, or Kepler)."""
+        match = self.names.match_gpu(name, pci_id)
+        return match.record if match else None
+
+    def match_gpu(
+        self, name: Optional[str] = None, pci_id: Optional[str] = None
+    ) -> Optional[GpuMatch]:
+        return self.names.match_gpu(name, pci_id)
+
+    def match_typed_gpu(self, text: str) -> Optional[GpuMatch]:
+        return self.names.match_typed_gpu(text)
+
+    def close_gpu_names(self, text: str) -> list[str]:
+        return self.names.close_gpu_names(text)
+
+    def generation_for(self, cc: str) -> Optional[Generation]:
+        for gen in self.generations:
+            if cc in gen.compute_capabilities:
+                return gen
+        major = cc_tuple(cc)[0]
+        for gen in self.generations:
+            if any(cc_tuple(c)[0] == major for c in gen.compute_capabilities):
+                return gen
+        return None
+
+    # --- drivers ----------------------------------------------------------------------------
+    def driver_branch(self, driver: tuple[int, ...]) -> Optional[int]:
+        """The branch a driver belongs to: the newest known branch not above its major number.
+
+        Linux drivers start at their branch's number (470.256.02 is R470); Windows drivers of a
+        branch run a few numbers above it (R470: 471.11 ... 474.xx, R580: 580.88 ... 58x.xx),
+        so rounding the major down to a known branch reads both right."""
+        fitting = [b for b in self.driver_branches if b <= driver[0]]
+        return fitting[-1] if fitting else None
+
+    def framework_driver(self, framework: str, os_key: str, cuda: str) -> Optional[FrameworkDriver]:
+        major = int(cuda.split(".")[0])
+        for row in self.framework_drivers:
+            if row.framework == framework and row.os == os_key and row.cuda_major == major:
+                return row
+        return None
+
+    # --- CUDA -------------------------------------------------------------------------------
+    def toolkit(self, version: str) -> Optional[Toolkit]:
+        return self.toolkits.get(major_minor(version))
+
+    def framework(self, name: str) -> Framework:
+        try:
+            return self.frameworks[name]
+        except KeyError:
+            known = ", ".join(sorted(self.frameworks))
+            raise RecipeError(f"unknown framework {name!r}; known: {known}") from None

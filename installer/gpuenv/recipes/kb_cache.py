@@ -1,0 +1,126 @@
+"""Loading the knowledge base: found by its files' stamps, parsed once per content, and cached.
+
+TOML parsing is most of resolve's time, so the parsed records are cached (keyed by a hash of
+every file and by the shape of the record classes) in gpuenv's cache folder, and found again
+by the files' stamps (names, sizes, times) while they stay unchanged.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Optional
+
+from gpuenv import cache
+from gpuenv.recipes import gpu_names, kb, model
+from gpuenv.recipes.kb import KnowledgeBase
+from gpuenv.recipes.model import RecipeError
+
+RECIPES_ENV = "GPUENV_RECIPES"
+
+
+def _record_shape() -> str:
+    """The fields (names and types) of every class a cached knowledge base holds, as a short
+    checksum: a pickle of records that have since gained, lost or retyped a field would load
+    without error and be wrong, so it is keyed out instead."""
+    import zlib
+
+    shapes = [
+        f"{cls.__qualname__}:" + ",".join(f"{f.name}={f.type}" for f in dataclasses.fields(cls))
+        for module in (model, gpu_names, kb)
+        for cls in sorted(vars(module).values(), key=lambda v: getattr(v, "__qualname__", ""))
+        if isinstance(cls, type)
+        and dataclasses.is_dataclass(cls)
+        and cls.__module__ == module.__name__
+    ]
+    return format(zlib.crc32(";".join(shapes).encode()), "08x")
+
+
+_RECORD_SHAPE = _record_shape()
+
+
+def recipes_dir() -> Path:
+    """Where the knowledge base lives: $GPUENV_RECIPES, the installed copy, or the checkout."""
+    override = os.environ.get(RECIPES_ENV)
+    if override:
+        return Path(override)
+    here = Path(__file__).resolve().parent.parent  # the gpuenv package folder
+    packaged = here / "_recipes"
+    if packaged.is_dir():
+        return packaged
+    return here.parent.parent / "recipes"
+
+
+@lru_cache(maxsize=4)
+def load_knowledge_base(root: Optional[Path] = None) -> KnowledgeBase:
+    """The knowledge base, parsed once per content: TOML parsing is most of resolve's time, so
+    the parsed form is cached (keyed by a hash of every file) in gpuenv's cache folder, and
+    found again by the files' stamps (names, sizes, times) while they stay unchanged."""
+    root = Path(root) if root is not None else recipes_dir()
+    if not root.is_dir():
+        raise RecipeError(f"knowledge base not found at {root} (set {RECIPES_ENV} to its folder)")
+    paths = sorted(root.glob("*.toml"))
+    # Stamped before the files are read, so a file changed while they are read has a new stamp
+    # next time (to the file system's time resolution, as for Python's own bytecode cache).
+    stamp = _stamp(paths)
+    known = _known_stamps()
+    remembered = known.get(str(root))
+    if isinstance(remembered, tuple) and len(remembered) == 2 and remembered[0] == stamp:
+        cached = cache.read_pickle("recipes", remembered[1])
+        if isinstance(cached, KnowledgeBase) and remembered[1] == _cache_key(cached.digest):
+            return cached
+    kb = _load_by_content(root, paths)
+    known.pop(str(root), None)  # re-inserted last: the most recently read folders are kept
+    known[str(root)] = (stamp, _cache_key(kb.digest))
+    cache.write_pickle("recipes", _STAMPS, dict(list(known.items())[-_STAMPED_ROOTS:]))
+    return kb
+
+
+# Which content each knowledge-base folder had when last read, by its files' names, sizes,
+# times and inodes, as Python's own bytecode cache does (by time and size): reading and
+# hashing 1 MB of TOML (and loading OpenSSL for it) on every run would cost more than the rest
+# of loading.
+_STAMPS = f"stamps-{_RECORD_SHAPE}"
+_STAMPED_ROOTS = 8  # an installed copy, a checkout, a test's folder or two
+_Stamp = tuple[tuple[str, int, int, int, int], ...]
+
+
+def _stamp(paths: list[Path]) -> _Stamp:
+    # ctime too: no tool can set it, so an edit that restores the old mtime still shows (on
+    # POSIX; Windows reports the creation time there). The inode tells a reinstalled file.
+    stamps = []
+    for path in paths:
+        st = path.stat()
+        stamps.append((path.name, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
+    return tuple(stamps)
+
+
+def _known_stamps() -> dict[str, tuple[_Stamp, str]]:
+    known = cache.read_pickle("recipes", _STAMPS)
+    return known if isinstance(known, dict) else {}
+
+
+def _cache_key(digest: str) -> str:
+    return f"{digest}-{_RECORD_SHAPE}"
+
+
+def _load_by_content(root: Path, paths: list[Path]) -> KnowledgeBase:
+    """The knowledge base cached under the hash of the files' bytes (the wheel ships one), or
+    parsed from them and cached."""
+    import hashlib  # only when the files changed since the last run (see _stamp)
+
+    raws = {path.name: path.read_bytes() for path in paths}
+    digest = hashlib.sha256()
+    for name, raw in raws.items():
+        digest.update(name.encode() + b"\0" + raw)
+    key = digest.hexdigest()
+    cached = cache.read_pickle("recipes", _cache_key(key))
+    if isinstance(cached, KnowledgeBase) and cached.digest == key:
+        return cached
+    from gpuenv.recipes.parse import parse_knowledge_base
+
+    kb = parse_knowledge_base(root, raws, key)
+    cache.write_pickle("recipes", _cache_key(key), kb)
+    return kb

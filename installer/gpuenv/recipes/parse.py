@@ -1,0 +1,356 @@
+"""The knowledge base's TOML files, parsed row by row into records: strict about structure (a
+missing or mistyped field is an error naming the file and row), so every later stage can trust
+the records' types. Deeper consistency checks live in `gpuenv.recipes.check`."""
+
+from __future__ import annotations
+
+import datetime as dt
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+from packaging.version import InvalidVersion, Version
+
+from gpuenv.recipes.kb import KnowledgeBase
+from gpuenv.recipes.model import (
+    PLATFORMS,
+    ArchSet,
+    Build,
+    CudaMajor,
+    CudnnRelease,
+    Framework,
+    FrameworkDriver,
+    Generation,
+    GpuRecord,
+    RecipeError,
+    Release,
+    Sourced,
+    Toolkit,
+)
+
+FRAMEWORK_FILES = {"torch": "pytorch.toml", "tensorflow": "tensorflow.toml", "jax": "jax.toml"}
+_DRIVER_OSES = ("linux", "windows", "wsl")
+_RELATED = ("torchvision", "torchaudio", "jaxlib")
+
+
+def parse_knowledge_base(root: Path, raws: dict[str, bytes], digest: str) -> KnowledgeBase:
+    """The knowledge base from its files' bytes (by file name); `digest` names their content."""
+    # Only when the knowledge base changed: every other run reads the cached records.
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.9/3.10 only
+        import tomli as tomllib
+
+    docs: dict[str, dict[str, Any]] = {}
+    for name, raw in raws.items():
+        try:
+            docs[name] = tomllib.loads(raw.decode("utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise RecipeError(f"{root / name}: not valid TOML: {exc}") from exc
+
+    frameworks = {
+        name: _load_framework(name, fname, docs[fname])
+        for name, fname in FRAMEWORK_FILES.items()
+        if fname in docs
+    }
+    cuda = docs.get("cuda.toml", {})
+    cudnn = docs.get("cudnn.toml", {})
+    gpus = docs.get("gpus.toml", {})
+    branches = _driver_branches(cuda.get("drivers"))
+    generations = tuple(
+        _generation(r, _where("cuda.toml", "generation", i, r), branches)
+        for i, r in enumerate(cuda.get("generation", []))
+    )
+    return KnowledgeBase(
+        root=root,
+        frameworks=frameworks,
+        cuda_majors={
+            m.major: m
+            for m in (
+                _cuda_major(r, _where("cuda.toml", "major", i, r))
+                for i, r in enumerate(cuda.get("major", []))
+            )
+        },
+        toolkits={
+            t.version: t
+            for t in (
+                _toolkit(r, _where("cuda.toml", "toolkit", i, r))
+                for i, r in enumerate(cuda.get("toolkit", []))
+            )
+        },
+        generations=generations,
+        cudnn={
+            c.version: c
+            for c in (
+                _cudnn(r, _where("cudnn.toml", "release", i, r))
+                for i, r in enumerate(cudnn.get("release", []))
+            )
+        },
+        gpus=tuple(
+            _gpu(r, _where("gpus.toml", "gpu", i, r)) for i, r in enumerate(gpus.get("gpu", []))
+        ),
+        digest=digest,
+        driver_branches=branches,
+        framework_drivers=tuple(
+            _framework_driver(r, _where("cuda.toml", "framework_driver", i, r))
+            for i, r in enumerate(cuda.get("framework_driver", []))
+        ),
+    )
+
+
+def _where(fname: str, table: str, index: int, row: dict[str, Any]) -> str:
+    label = row.get("version") or row.get("name") or row.get("major") or row.get("variant")
+    return f"{fname} [[{table}]] #{index + 1}" + (f" ({label})" if label else "")
+
+
+def _req(row: dict[str, Any], key: str, where: str) -> Any:
+    if key not in row:
+        raise RecipeError(f"{where}: missing required field {key!r}")
+    return row[key]
+
+
+def _str(row: dict[str, Any], key: str, where: str) -> str:
+    value = _req(row, key, where)
+    if not isinstance(value, (str, int)) or isinstance(value, bool):
+        raise RecipeError(f"{where}: {key!r} must be a string, got {value!r}")
+    return str(value)
+
+
+def _opt_str(row: dict[str, Any], key: str, where: str) -> Optional[str]:
+    if row.get(key) is None:
+        return None
+    return _str(row, key, where)
+
+
+def _strs(row: dict[str, Any], key: str, where: str) -> tuple[str, ...]:
+    value = row.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise RecipeError(f"{where}: {key!r} must be a list of strings, got {value!r}")
+    return tuple(value)
+
+
+def _date(row: dict[str, Any], key: str, where: str) -> Optional[dt.date]:
+    value = row.get(key)
+    if value is None:
+        return None
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    raise RecipeError(f"{where}: {key!r} must be a TOML date (YYYY-MM-DD), got {value!r}")
+
+
+def _sourced(row: dict[str, Any], where: str) -> Sourced:
+    source = _str(row, "source", where).strip()
+    if not source:
+        raise RecipeError(f"{where}: 'source' is empty; every row cites its primary source")
+    verified = row.get("verified", True)
+    if not isinstance(verified, bool):
+        raise RecipeError(f"{where}: 'verified' must be true or false")
+    return Sourced(source=source, verified=verified, note=str(row.get("note") or ""))
+
+
+def _load_framework(name: str, fname: str, doc: dict[str, Any]) -> Framework:
+    declared = doc.get("framework")
+    if declared != name:
+        raise RecipeError(f"{fname}: framework = {declared!r}, expected {name!r}")
+    archsets: dict[str, ArchSet] = {}
+    for key, row in (doc.get("archsets") or {}).items():
+        where = f"{fname} [archsets.{key}]"
+        archsets[key] = ArchSet(
+            name=key,
+            sass=_strs(row, "sass", where),
+            ptx=_strs(row, "ptx", where),
+            provenance=_sourced(row, where),
+        )
+    releases = [
+        _release(name, row, archsets, _where(fname, "release", i, row))
+        for i, row in enumerate(doc.get("release", []))
+    ]
+    releases.sort(key=lambda r: r.parsed_version, reverse=True)
+    return Framework(name=name, releases=tuple(releases), archsets=archsets, file=fname)
+
+
+def _release(
+    framework: str, row: dict[str, Any], archsets: dict[str, ArchSet], where: str
+) -> Release:
+    version = _str(row, "version", where)
+    try:
+        Version(version)
+    except InvalidVersion as exc:
+        raise RecipeError(f"{where}: {exc}") from exc
+    python_table = row.get("python") or {}
+    if not isinstance(python_table, dict):
+        raise RecipeError(f"{where}: 'python' must be a table of platform = [versions]")
+    python: dict[str, tuple[str, ...]] = {}
+    for platform in python_table:
+        if platform not in PLATFORMS:
+            raise RecipeError(f"{where}: unknown platform {platform!r} in python")
+        python[platform] = _strs(python_table, platform, f"{where} python")
+    builds = tuple(
+        _build(b, archsets, f"{where} build #{j + 1} ({b.get('variant')})")
+        for j, b in enumerate(row.get("build", []))
+    )
+    return Release(
+        framework=framework,
+        version=version,
+        released=_date(row, "released", where),
+        python=python,
+        companions=_strs(row, "companions", where),
+        package=_opt_str(row, "package", where),
+        related={k: str(row[k]) for k in _RELATED if row.get(k)},
+        builds=builds,
+        builds_complete=bool(row.get("builds_complete", True)),
+        provenance=_sourced(row, where),
+    )
+
+
+def _build(row: dict[str, Any], archsets: dict[str, ArchSet], where: str) -> Build:
+    cuda = _opt_str(row, "cuda", where)
+    archs_key = _opt_str(row, "archs", where)
+    if cuda and not archs_key:
+        raise RecipeError(f"{where}: a CUDA build needs 'archs' (its compiled architectures)")
+    if archs_key and archs_key not in archsets:
+        raise RecipeError(f"{where}: archs {archs_key!r} is not an [archsets] entry")
+    platforms = _strs(row, "platforms", where)
+    for p in (*platforms, *_strs(row, "pypi_default", where)):
+        if p not in PLATFORMS:
+            raise RecipeError(f"{where}: unknown platform {p!r}")
+    return Build(
+        variant=_str(row, "variant", where),
+        platforms=platforms,
+        cuda=cuda,
+        cudnn=_opt_str(row, "cudnn", where),
+        archs=archsets[archs_key] if archs_key else None,
+        index=_opt_str(row, "index", where),
+        local=str(row.get("local") or ""),
+        pypi_default=_strs(row, "pypi_default", where),
+        package=_opt_str(row, "package", where),
+        extra=_opt_str(row, "extra", where),
+        pip_libs=_strs(row, "pip_libs", where),
+        conda_libs=_strs(row, "conda_libs", where),
+        companions=_strs(row, "companions", where),
+        broken_on=_strs(row, "broken_on", where),
+        provenance=_sourced(row, where),
+    )
+
+
+def _cuda_major(row: dict[str, Any], where: str) -> CudaMajor:
+    return CudaMajor(
+        major=int(_req(row, "major", where)),
+        min_driver_linux=_str(row, "min_driver_linux", where),
+        min_driver_windows=_str(row, "min_driver_windows", where),
+        provenance=_sourced(row, where),
+    )
+
+
+def _toolkit(row: dict[str, Any], where: str) -> Toolkit:
+    return Toolkit(
+        version=_str(row, "version", where),
+        min_driver_linux=_str(row, "min_driver_linux", where),
+        min_driver_windows=_str(row, "min_driver_windows", where),
+        sass=_strs(row, "sass", where),
+        released=_date(row, "released", where),
+        provenance=_sourced(row, where),
+    )
+
+
+def _driver_branches(table: Any) -> tuple[int, ...]:
+    where = "cuda.toml [drivers]"
+    if table is None:
+        return ()
+    if not isinstance(table, dict):
+        raise RecipeError(f"{where}: must be a table with 'branches' and 'source'")
+    _sourced(table, where)
+    names = _strs(table, "branches", where)
+    if not all(n.isdigit() for n in names):
+        raise RecipeError(f'{where}: branches are driver branch numbers like "580": {names!r}')
+    branches = tuple(int(n) for n in names)
+    if list(branches) != sorted(set(branches)):
+        raise RecipeError(f"{where}: branches must be listed once each, oldest first")
+    return branches
+
+
+def _driver(row: dict[str, Any], key: str, where: str) -> Optional[str]:
+    value = _opt_str(row, key, where)
+    if value is not None:
+        parts = value.split(".")
+        if len(parts) < 2 or not all(p.isdigit() for p in parts):
+            raise RecipeError(f"{where}: {key!r} is not a driver version: {value!r}")
+    return value
+
+
+def _generation(row: dict[str, Any], where: str, branches: tuple[int, ...]) -> Generation:
+    last = _opt_str(row, "last_driver_branch", where)
+    if last is not None:
+        # A driver is read as "newer than the last branch" only when the branch after it is
+        # known: without it, every newer driver would round down to the last branch.
+        if not last.isdigit() or int(last) not in branches:
+            raise RecipeError(f"{where}: last_driver_branch {last!r} is not in [drivers] branches")
+        if int(last) == branches[-1]:
+            raise RecipeError(
+                f"{where}: last_driver_branch {last} needs the branch after it in [drivers]"
+                " branches, to tell its drivers from newer ones"
+            )
+    return Generation(
+        name=_str(row, "name", where),
+        compute_capabilities=_strs(row, "compute_capabilities", where),
+        last_driver_branch=last,
+        max_cuda=_opt_str(row, "max_cuda", where),
+        provenance=_sourced(row, where),
+        min_driver_linux=_driver(row, "min_driver_linux", where),
+        min_driver_windows=_driver(row, "min_driver_windows", where),
+    )
+
+
+def _framework_driver(row: dict[str, Any], where: str) -> FrameworkDriver:
+    os_key = _str(row, "os", where)
+    if os_key not in _DRIVER_OSES:
+        raise RecipeError(f"{where}: os {os_key!r} is not one of {', '.join(_DRIVER_OSES)}")
+    major = _req(row, "cuda_major", where)
+    if not isinstance(major, int) or isinstance(major, bool):
+        raise RecipeError(f"{where}: 'cuda_major' must be an integer")
+    minimum = _driver(row, "min_driver", where)
+    if minimum is None:
+        raise RecipeError(f"{where}: missing required field 'min_driver'")
+    return FrameworkDriver(
+        framework=_str(row, "framework", where),
+        os=os_key,
+        cuda_major=major,
+        min_driver=minimum,
+        provenance=_sourced(row, where),
+    )
+
+
+def _cudnn(row: dict[str, Any], where: str) -> CudnnRelease:
+    majors = row.get("cuda_majors", [])
+    if not isinstance(majors, list) or not all(isinstance(m, int) for m in majors):
+        raise RecipeError(f"{where}: 'cuda_majors' must be a list of integers")
+    return CudnnRelease(
+        version=_str(row, "version", where),
+        cuda_majors=tuple(majors),
+        min_compute_capability=_opt_str(row, "min_compute_capability", where),
+        pip=_strs(row, "pip", where),
+        provenance=_sourced(row, where),
+    )
+
+
+def _gpu(row: dict[str, Any], where: str) -> GpuRecord:
+    return GpuRecord(
+        name=_str(row, "name", where),
+        aliases=_strs(row, "aliases", where),
+        pci_ids=tuple(p.lower() for p in _strs(row, "pci_ids", where)),
+        compute_capability=_str(row, "compute_capability", where),
+        architecture=_str(row, "architecture", where),
+        chip=str(row.get("chip") or ""),
+        kind=str(row.get("kind") or ""),
+        provenance=_sourced(row, where),
+        confirmed_by_nvidia=_bool(row, "confirmed_by_nvidia", where, default=True),
+    )
+
+
+def _bool(row: dict[str, Any], key: str, where: str, *, default: bool) -> bool:
+    value = row.get(key, default)
+    if not isinstance(value, bool):
+        raise RecipeError(f"{where}: {key!r} must be true or false, got {value!r}")
+    return value
