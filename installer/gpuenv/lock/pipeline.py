@@ -3,10 +3,7 @@ is still what these inputs would make (`--check`)."""
 
 from __future__ import annotations
 
-import contextlib
 import datetime as dt
-import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
@@ -121,7 +118,6 @@ def lock_plan(
     sources forced a fallback, it differs, and `--check` compares against it (a fallback is
     not staleness). `started`: a uv run from start_pip_lock, used when it is this plan's (its
     request is the one this lock would make), cancelled otherwise."""
-    from gpuenv.lock import conda_lock_api
     from gpuenv.lock.conda import solve_conda
     from gpuenv.lock.conda_lock.write import build_lockfile, write_lockfile
     from gpuenv.lock.header import conda_lock_header, pylock_header
@@ -150,9 +146,6 @@ def lock_plan(
             debug("the index probe changed the plan: uv runs again on the plan it allows")
         started = PipCompile(request, plan)
     with started:
-        # conda-lock's models (0.1-0.2 s of imports) load while uv and rattler work in child
-        # processes
-        models = _load_in_background(conda_lock_api.load) if options.format != "pylock" else None
         try:
             conda: list[CondaArtifact] = solve_conda(plan, channels=options.channels)
             failed: Optional[Exception] = None
@@ -182,11 +175,11 @@ def lock_plan(
         text = render_pylock(plan, pip, tool, uv_pylock=pip_lock.uv_pylock, header=header)
         write_pylock(options.output, text)
     else:
-        if models is not None:
-            models.join()
         lockfile = build_lockfile(inputs, pip, conda, intent, fallback, local)
         portable = sum(
-            1 for p in lockfile.package if p.manager == "pip" and p.url.startswith(PORTABLE_PREFIX)
+            1
+            for p in lockfile["package"]
+            if p["manager"] == "pip" and p["url"].startswith(PORTABLE_PREFIX)
         )
         header = conda_lock_header(
             options.output,
@@ -207,19 +200,6 @@ def lock_plan(
         exclude_newer=inputs.exclude_newer if pip_lock.cutoff_applied else None,
         notes=indexes.notes + pip_lock.notes + tuple(not_portable_notes(pip, local)),
     )
-
-
-def _load_in_background(load: Callable[[], object]) -> threading.Thread:
-    """Run `load` in a thread; join it before using what it loads. Its errors are left for
-    the main thread's own call to raise."""
-
-    def quietly() -> None:
-        with contextlib.suppress(Exception):
-            load()
-
-    thread = threading.Thread(target=quietly, name="gpuenv-preload", daemon=True)
-    thread.start()
-    return thread
 
 
 def check_lockfile(plan: Plan, options: LockOptions) -> tuple[bool, str]:

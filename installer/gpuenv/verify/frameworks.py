@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gpuenv.verify.arch import arch_coverage, cudnn_text, prefix_match
-from gpuenv.verify.judge import REINSTALL, Verdict, hidden_by_env
+from gpuenv.verify.verdict import REINSTALL, Verdict, hidden_by_env
 
 _CU_VARIANT = re.compile(r"^cu(\d+)(\d)$")  # cu118 -> 11.8, cu126 -> 12.6
 

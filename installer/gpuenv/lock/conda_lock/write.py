@@ -1,4 +1,7 @@
-"""gpuenv's lockfiles: conda-lock's v1 format, written through conda-lock, read by gpuenv.lock.conda_lock.read.
+"""gpuenv's lockfiles: conda-lock's v1 format, written here with PyYAML, read by gpuenv.lock.conda_lock.read.
+
+conda-lock stays the authority on the format in the tests: every lockfile they make is read by
+its parser and compared byte for byte with what its own writer makes of the same data.
 
 gpuenv keeps what install and verify need in conda-lock's `custom_metadata` (string values):
 the Plan, the inputs hash, the machine class, and for conda packages the record fields that
@@ -15,7 +18,6 @@ from pathlib import Path
 from typing import Any, Optional
 from urllib.parse import quote
 
-from gpuenv.lock import conda_lock_api
 from gpuenv.lock.conda import CondaArtifact
 from gpuenv.lock.model import LOCK_FORMAT, PORTABLE_PREFIX, LockInputs
 from gpuenv.lock.pypi import PipArtifact
@@ -34,53 +36,35 @@ def build_lockfile(
     intent_hash: Optional[str] = None,
     fallback: Optional[list[str]] = None,
     not_portable: Optional[dict[str, str]] = None,
-) -> Any:
-    """The conda-lock Lockfile object (conda-lock is imported here only: it is heavy).
+) -> dict[str, Any]:
+    """The lockfile as conda-lock's v1 document: plain data, in the key order conda-lock's own
+    writer gives (`tests/lock/test_write_agrees.py` holds the two byte for byte).
 
     `not_portable`: project -> why, for wheels of a portable lock that no index publishes
     (gpuenv.lock.portability); they keep their own URL, and the metadata says why.
     """
-    cl = conda_lock_api.load()
-    HashModel, LockedDependency, Lockfile, LockMeta = (
-        cl.HashModel,
-        cl.LockedDependency,
-        cl.Lockfile,
-        cl.LockMeta,
-    )
-
     plan = inputs.plan
     platform = plan.platform
-    packages = []
+    packages: list[dict[str, Any]] = []
     conda_extra: dict[str, str] = {}
     for art in conda:
         r = art.record
+        if r["name"].startswith("__"):  # a virtual package is the machine's, never locked
+            continue
         packages.append(
-            LockedDependency(
-                name=r["name"],
-                version=r["version"],
-                manager="conda",
-                platform=platform,
+            _entry(
+                r["name"],
+                r["version"],
+                "conda",
+                platform,
+                r["url"],
+                {"md5": r["md5"], "sha256": r["sha256"]},
                 dependencies=_conda_dependencies(r["depends"]),
-                url=r["url"],
-                hash=HashModel(md5=r["md5"], sha256=r["sha256"]),
                 build=r["build"],
-                categories={"main"},
             )
         )
         conda_extra[f"{_META}conda.{r['name']}"] = json.dumps(
-            {
-                k: r[k]
-                for k in (
-                    "build_number",
-                    "subdir",
-                    "constrains",
-                    "size",
-                    "noarch",
-                    "file_name",
-                    "channel",
-                )
-            },
-            sort_keys=True,
+            {k: r[k] for k in _CONDA_EXTRA_FIELDS}, sort_keys=True
         )
     for wheel in pip:
         local = inputs.portable and wheel.name in (not_portable or {})
@@ -90,16 +74,7 @@ def build_lockfile(
             else wheel.url
         )
         packages.append(
-            LockedDependency(
-                name=wheel.name,
-                version=wheel.version,
-                manager="pip",
-                platform=platform,
-                dependencies={},
-                url=url,
-                hash=HashModel(sha256=wheel.sha256),
-                categories={"main"},
-            )
+            _entry(wheel.name, wheel.version, "pip", platform, url, {"sha256": wheel.sha256})
         )
     custom = {
         f"{_META}format": LOCK_FORMAT,
@@ -120,14 +95,54 @@ def build_lockfile(
         )
     if inputs.machine_class:
         custom[f"{_META}machine_class"] = inputs.machine_class
-    metadata = LockMeta(
-        content_hash={platform: inputs.digest()},
-        channels=[cl.Channel.from_string(c) for c in (inputs.channels if conda else ())],
-        platforms=[platform],
-        sources=["gpuenv"],
-        custom_metadata=dict(sorted(custom.items())),
-    )
-    return Lockfile(package=packages, metadata=metadata)
+    # conda-lock sorts by its key (manager, name, platform); conda comes before pip
+    packages.sort(key=lambda p: (p["manager"], p["name"], p["platform"]))
+    metadata = {
+        "content_hash": {platform: inputs.digest()},
+        "channels": [{"url": c, "used_env_vars": []} for c in (inputs.channels if conda else ())],
+        "platforms": [platform],
+        "sources": ["gpuenv"],
+        "custom_metadata": dict(sorted(custom.items())),
+    }
+    return {"version": 1, "metadata": metadata, "package": packages}
+
+
+_CONDA_EXTRA_FIELDS = (
+    "build_number",
+    "subdir",
+    "constrains",
+    "size",
+    "noarch",
+    "file_name",
+    "channel",
+)
+
+
+def _entry(
+    name: str,
+    version: str,
+    manager: str,
+    platform: str,
+    url: str,
+    hashes: dict[str, str],
+    dependencies: Optional[dict[str, str]] = None,
+    build: Optional[str] = None,
+) -> dict[str, Any]:
+    """One package in conda-lock v1's field order; gpuenv locks everything in category main."""
+    entry: dict[str, Any] = {
+        "name": name,
+        "version": version,
+        "manager": manager,
+        "platform": platform,
+        "dependencies": dict(sorted((dependencies or {}).items())),
+        "url": url,
+        "hash": hashes,
+    }
+    if build is not None:
+        entry["build"] = build
+    entry["category"] = "main"
+    entry["optional"] = False
+    return entry
 
 
 def _conda_dependencies(depends: list[str]) -> dict[str, str]:
@@ -138,20 +153,20 @@ def _conda_dependencies(depends: list[str]) -> dict[str, str]:
     return out
 
 
-def write_lockfile(lockfile: Any, path: Path, header: str = "") -> None:
+def render_lockfile(document: dict[str, Any], header: str = "") -> str:
+    """The file's text: `header` (comment lines, gpuenv.lock.header), then the YAML as
+    conda-lock's writer dumps it (PyYAML, keys in the document's order). The header replaces
+    conda-lock's own help text, which tells users to regenerate the file with conda-lock, a
+    command that cannot make it."""
+    import yaml  # type: ignore[import-untyped]  # loaded only when a lockfile is written
+
+    body: str = yaml.safe_dump(document, sort_keys=False)
+    return header + body
+
+
+def write_lockfile(document: dict[str, Any], path: Path, header: str = "") -> None:
     """Write atomically: a half-written lockfile never replaces a good one, and only a regular
-    file or a new path is replaced (gpuenv.fs.atomic_write).
+    file or a new path is replaced (gpuenv.fs.atomic_write)."""
+    from gpuenv.fs.atomic_write import atomic_write_text
 
-    `header` (comment lines, gpuenv.lock.header) replaces conda-lock's own help text, which
-    tells users to regenerate the file with conda-lock, a command that cannot make it.
-    """
-    from gpuenv.fs.atomic_write import atomic_write
-
-    write_conda_lock_file = conda_lock_api.load().write_conda_lock_file
-
-    def write(staged: Path) -> None:
-        write_conda_lock_file(lockfile, staged, metadata_choices=None, include_help_text=False)
-        body = staged.read_text(encoding="utf-8")
-        staged.write_text(header + body, encoding="utf-8")
-
-    atomic_write(Path(path), write)
+    atomic_write_text(Path(path), render_lockfile(document, header))
