@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
+from gpuenv.errors import USAGE_EXIT, GpuenvError
+
 CACHE_ENV = "GPUENV_CACHE_DIR"
 PACKAGED = Path(__file__).resolve().parent / "_cache"
 
@@ -78,8 +80,8 @@ TAG_TEXT = (
 KNOWN_KINDS = frozenset({"artifacts", "rattler", "recipes", TAG_NAME})
 
 
-class CacheError(Exception):
-    pass
+class CacheError(GpuenvError, Exception):
+    exit_code = USAGE_EXIT
 
 
 def tag_cache(folder: Path) -> None:

@@ -7,11 +7,13 @@ import subprocess
 import sys
 from typing import Any
 
+from gpuenv.errors import FAILURE_EXIT, GpuenvError
+
 RATTLER_TIMEOUT = 900.0
 
 
-class CondaError(RuntimeError):
-    pass
+class CondaError(GpuenvError, RuntimeError):
+    exit_code = FAILURE_EXIT
 
 
 def run_rattler(request: dict[str, Any], timeout: float = RATTLER_TIMEOUT) -> dict[str, Any]:

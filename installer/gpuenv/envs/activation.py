@@ -14,14 +14,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Optional
 
+from gpuenv.errors import USAGE_EXIT, GpuenvError
+
 SHELLS = ("bash", "zsh", "fish", "csh", "tcsh", "powershell", "pwsh", "cmd")
 
 # Folders a conda prefix puts on PATH on Windows (the order conda itself uses).
 _CONDA_WINDOWS_DIRS = ("", "Library/mingw-w64/bin", "Library/usr/bin", "Library/bin", "Scripts")
 
 
-class ActivationError(Exception):
-    pass
+class ActivationError(GpuenvError, Exception):
+    exit_code = USAGE_EXIT
 
 
 def detect_shell(environ: Mapping[str, str], windows: bool) -> str:

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+from gpuenv.errors import FAILURE_EXIT, USAGE_EXIT, GpuenvError
 
-class InstallError(RuntimeError):
+
+class InstallError(GpuenvError, RuntimeError):
     """The environment could not be built; the existing one (if any) is untouched."""
+
+    exit_code = FAILURE_EXIT
 
 
 class HashMismatchError(InstallError):
     """An artifact's content does not match the lockfile's hash."""
 
+    exit_code = FAILURE_EXIT
+
 
 class EnvironmentNotFound(InstallError):
-    pass
+    exit_code = USAGE_EXIT
 
 
 class CorruptEnvironment(EnvironmentNotFound):
@@ -21,6 +27,8 @@ class CorruptEnvironment(EnvironmentNotFound):
 
 class StoreInputError(InstallError):
     """What the user gave cannot be used (a bad name, a foreign link, a bad setting): exit 2."""
+
+    exit_code = USAGE_EXIT
 
 
 class LockTimeout(InstallError):

@@ -15,12 +15,17 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from gpuenv.errors import USAGE_EXIT, GpuenvError
+
 KERNEL_PREFIX = "gpuenv-"
 MARKER = "gpuenv"
 
 
-class KernelError(Exception):
-    pass
+class KernelError(GpuenvError):
+    """A Jupyter kernel that gpuenv cannot write or remove (one it did not write, a folder in
+    the way): the user chooses another name or removes it."""
+
+    exit_code = USAGE_EXIT
 
 
 def jupyter_data_dir(environ: Mapping[str, str], platform: str = sys.platform) -> Path:

@@ -17,13 +17,19 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from gpuenv.errors import FAILURE_EXIT, USAGE_EXIT, GpuenvError
 
-class OutputPathError(ValueError):
+
+class OutputPathError(GpuenvError, ValueError):
     """The output path names something gpuenv will not replace (exit 2)."""
 
+    exit_code = USAGE_EXIT
 
-class OutputWriteError(OSError):
+
+class OutputWriteError(GpuenvError, OSError):
     """The output could not be written (exit 1); the message names the path and the fix."""
+
+    exit_code = FAILURE_EXIT
 
 
 def check_output_path(path: Path) -> None:

@@ -12,6 +12,8 @@ import re
 import stat
 from pathlib import Path
 
+from gpuenv.errors import USAGE_EXIT, GpuenvError
+
 MAX_NAME_BYTES = 255  # the usual file-system limit on one path component
 _SHA256 = re.compile(r"[0-9a-f]{64}")
 _MD5 = re.compile(r"[0-9a-f]{32}")
@@ -30,8 +32,10 @@ def is_windows_device(name: str) -> bool:
     return name.split(".")[0].strip().lower() in WINDOWS_DEVICE_NAMES
 
 
-class UnsafePathError(ValueError):
+class UnsafePathError(GpuenvError, ValueError):
     """A name or path from untrusted input that is not safe to use: the message says which."""
+
+    exit_code = USAGE_EXIT
 
 
 def plain_name(name: object, what: str) -> str:

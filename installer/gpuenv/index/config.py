@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Optional
 
+from gpuenv.errors import USAGE_EXIT, GpuenvError
 from gpuenv.index.pip_config import PipConfigError, PipSettings, read_pip_settings
 
 _UV_INDEX_VARS = (
@@ -324,5 +325,5 @@ def uv_builtin_default_index(uv: str) -> str:
     return found.group(1).rstrip("/") + "/"
 
 
-class IndexConfigError(RuntimeError):
-    pass
+class IndexConfigError(GpuenvError, RuntimeError):
+    exit_code = USAGE_EXIT

@@ -30,14 +30,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Optional
 
+from gpuenv.errors import USAGE_EXIT, GpuenvError
+
 KEYS = ("index-url", "extra-index-url", "find-links", "no-index")
 COMMAND_SECTION = "install"  # gpuenv installs; pip's own `pip install` reads the same section
 _TRUE = {"1", "y", "yes", "t", "true", "on"}
 _FALSE = {"0", "n", "no", "f", "false", "off"}
 
 
-class PipConfigError(ValueError):
+class PipConfigError(GpuenvError, ValueError):
     """A pip configuration file or variable that pip itself would refuse."""
+
+    exit_code = USAGE_EXIT
 
 
 @dataclass(frozen=True)

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath, PureWindowsPath
 from typing import Any, Optional
 
+from gpuenv.errors import USAGE_EXIT, GpuenvError
 from gpuenv.fs.safe_paths import UnsafePathError, is_windows_device, read_bounded
 from gpuenv.machine import (
     MachineError,
@@ -46,8 +47,10 @@ _CLASS_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,62}[A-Za-z0-9])?")
 _PYTHON = re.compile(r"3\.[0-9]{1,2}")
 
 
-class LabError(ValueError):
+class LabError(GpuenvError, ValueError):
     """The lab file is malformed, or a machine fits none of its classes."""
+
+    exit_code = USAGE_EXIT
 
 
 @dataclass(frozen=True)

@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
+from gpuenv.errors import FAILURE_EXIT, INFEASIBLE_EXIT, NETWORK_EXIT, USAGE_EXIT, GpuenvError
 
-class LockError(RuntimeError):
+
+class LockError(GpuenvError, RuntimeError):
     """The lock cannot be made; the message says why and what to do."""
+
+    exit_code = FAILURE_EXIT
 
 
 class UnsatisfiableError(LockError):
     """The requirements conflict: the message names which with which."""
 
+    exit_code = INFEASIBLE_EXIT
+
 
 class SourceUnreachableError(LockError):
     """An index or channel could not be reached: the message names it."""
 
+    exit_code = NETWORK_EXIT
+
 
 class LockfileError(LockError):
     """A lockfile that cannot be read: the message names the file and the field (exit 2)."""
+
+    exit_code = USAGE_EXIT

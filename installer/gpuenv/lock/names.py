@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from gpuenv.errors import USAGE_EXIT, GpuenvError
+
 CONDA_LOCK = "conda-lock"
 PYLOCK = "pylock"
 DEFAULT_OUTPUT = {CONDA_LOCK: Path("gpuenv.conda-lock.yml"), PYLOCK: Path("pylock.toml")}
@@ -17,8 +19,10 @@ CONDA_LOCK_SUFFIX = ".conda-lock.yml"
 _PYLOCK_NAME = re.compile(r"^pylock(?:\.[^.]+)?\.toml$")
 
 
-class LockNameError(ValueError):
+class LockNameError(GpuenvError, ValueError):
     """A lockfile name that the chosen format (or its readers) cannot use."""
+
+    exit_code = USAGE_EXIT
 
 
 def is_pylock_name(path: Path) -> bool:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Optional
 
+from gpuenv.errors import USAGE_EXIT, GpuenvError
+
 DEFAULT_GLIBC = "2.28"  # manylinux_2_28: what current framework wheels need anyway
 
 _UV_TRIPLES = {
@@ -15,8 +17,8 @@ _UV_TRIPLES = {
 }
 
 
-class TargetPlatformError(ValueError):
-    pass
+class TargetPlatformError(GpuenvError, ValueError):
+    exit_code = USAGE_EXIT
 
 
 def uv_python_platform(platform: str, glibc: Optional[str]) -> str:

@@ -11,12 +11,16 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Optional
 
+from gpuenv.errors import USAGE_EXIT, GpuenvError
+
 OS_FAMILIES = ("linux", "windows", "macos")
 ARCHES = ("x86_64", "aarch64", "arm64")
 
 
-class MachineError(ValueError):
+class MachineError(GpuenvError, ValueError):
     """A Machine description that cannot be used (bad JSON, unknown OS, ...)."""
+
+    exit_code = USAGE_EXIT
 
 
 def conda_platform(os_family: str, arch: str) -> str:

@@ -27,6 +27,7 @@ from typing import Optional
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
+from gpuenv.errors import USAGE_EXIT, GpuenvError
 from gpuenv.index.wheel_platforms import platform_of
 from gpuenv.recipes.kb import KnowledgeBase
 from gpuenv.recipes.model import Framework
@@ -41,8 +42,10 @@ _PLATFORM_ORDER = ("linux-64", "linux-aarch64", "win-64", "osx-arm64", "osx-64")
 _CUDA_LIB = re.compile(r"^nvidia-[a-z0-9-]+-cu\d+", re.I)
 
 
-class DraftError(ValueError):
+class DraftError(GpuenvError, ValueError):
     """Nothing to draft (unknown framework, no such release on the indexes)."""
+
+    exit_code = USAGE_EXIT
 
 
 @dataclass

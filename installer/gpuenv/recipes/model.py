@@ -8,6 +8,8 @@ from typing import Optional
 
 from packaging.version import Version
 
+from gpuenv.errors import DATA_EXIT, GpuenvError
+
 PLATFORMS = ("linux-64", "linux-aarch64", "win-64", "osx-64", "osx-arm64")
 # A framework whose own wheel is pure Python ships its compiled code in a companion project:
 # that project's wheels carry the platform tags and, on a CUDA index, the build's local label
@@ -15,8 +17,10 @@ PLATFORMS = ("linux-64", "linux-aarch64", "win-64", "osx-64", "osx-arm64")
 PLATFORM_PROJECT = {"jax": "jaxlib"}
 
 
-class RecipeError(ValueError):
+class RecipeError(GpuenvError, ValueError):
     """The knowledge base is malformed: names the file and the row."""
+
+    exit_code = DATA_EXIT
 
 
 @dataclass(frozen=True)

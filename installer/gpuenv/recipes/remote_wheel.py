@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Optional
 from urllib.parse import unquote, urlsplit
 
+from gpuenv.errors import NETWORK_EXIT, GpuenvError
+
 TAIL = 64 * 1024  # the end-of-central-directory record sits in the last 64 KiB (+22 bytes)
 MAX_DIRECTORY = 64 * 1024 * 1024  # torch's wheels list ~15k files in a few MB
 MAX_MEMBER = 16 * 1024 * 1024  # version.py, build_info.py, METADATA are a few KB
@@ -27,8 +29,10 @@ _CENTRAL = b"PK\x01\x02"
 _LOCAL = b"PK\x03\x04"
 
 
-class WheelReadError(ValueError):
+class WheelReadError(GpuenvError, ValueError):
     """The file is not a readable wheel (or a member is missing or too large)."""
+
+    exit_code = NETWORK_EXIT
 
 
 # (url, start, end inclusive or None for "to the end", size hint) -> bytes

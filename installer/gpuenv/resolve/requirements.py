@@ -9,6 +9,8 @@ from typing import NamedTuple
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
+from gpuenv.errors import USAGE_EXIT, GpuenvError
+
 # What people type -> (framework, extra project installed beside it)
 _ALIASES: dict[str, tuple[str, str | None]] = {
     "torch": ("torch", None),
@@ -24,8 +26,8 @@ _ALIASES: dict[str, tuple[str, str | None]] = {
 }
 
 
-class RequirementError(ValueError):
-    pass
+class RequirementError(GpuenvError, ValueError):
+    exit_code = USAGE_EXIT
 
 
 class Pin(NamedTuple):

@@ -6,6 +6,7 @@ import dataclasses
 from collections.abc import Sequence
 from typing import Optional
 
+from gpuenv.errors import INFEASIBLE_EXIT, GpuenvError
 from gpuenv.machine import Machine
 from gpuenv.recipes import KnowledgeBase, load_knowledge_base
 from gpuenv.resolve import explain
@@ -23,8 +24,10 @@ from gpuenv.resolve.rules import Candidate, Rejection
 from gpuenv.resolve.target import Availability, Target, TargetError, build_target
 
 
-class ResolveError(Exception):
+class ResolveError(GpuenvError, Exception):
     """No stack satisfies the requirements on this machine (or --require-gpu can't be met)."""
+
+    exit_code = INFEASIBLE_EXIT
 
 
 def _check_extras(kb: KnowledgeBase, req: FrameworkRequirement) -> None:

@@ -7,12 +7,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Optional
 
+from gpuenv.errors import USAGE_EXIT, GpuenvError
 from gpuenv.machine import Gpu, Machine, cc_tuple, parse_driver_version
 from gpuenv.recipes import AmbiguousGpu, GpuMatch, GpuRecord, KnowledgeBase
 
 
-class TargetError(ValueError):
-    pass
+class TargetError(GpuenvError, ValueError):
+    exit_code = USAGE_EXIT
 
 
 @dataclass(frozen=True)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Optional
 
+from gpuenv.errors import USAGE_EXIT, GpuenvError
 from gpuenv.verify.expectations import Expectations, ExpectedFramework
 from gpuenv.verify.judge import judge
 from gpuenv.verify.report import Check, FrameworkReport, Report
@@ -32,8 +33,10 @@ __all__ = [
 PROBED = ("torch", "tensorflow", "jax")
 
 
-class VerifyError(Exception):
+class VerifyError(GpuenvError, Exception):
     """The environment cannot be verified at all (no interpreter there)."""
+
+    exit_code = USAGE_EXIT
 
 
 def verify_environment(
