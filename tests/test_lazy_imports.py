@@ -92,7 +92,7 @@ def test_a_lab_without_packages_is_read_without_packaging_requirements(tmp_path:
     code = (
         "from pathlib import Path\n"
         "from gpuenv.lab.load import load_lab\n"
-        "from gpuenv.packages import merge_packages\n"
+        "from gpuenv.resolve.packages import merge_packages\n"
         "from gpuenv.recipes import load_knowledge_base\n"
         f"lab = load_lab(Path({str(lab)!r}), load_knowledge_base())\n"
         "assert merge_packages(lab.packages, ()) == ()\n"

@@ -55,7 +55,7 @@ class SetupOptions:
     def extra_packages(self) -> tuple[str, ...]:
         """The lab's packages, then this command's (a later one for a project wins), and
         ipykernel when a kernel is wanted."""
-        from gpuenv.packages import merge_packages
+        from gpuenv.resolve.packages import merge_packages
 
         kernel = ("ipykernel",) if self.jupyter else ()
         return merge_packages(self.lab.packages if self.lab else (), self.packages, kernel)

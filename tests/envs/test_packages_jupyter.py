@@ -14,7 +14,7 @@ from gpuenv.envs.jupyter import (
     register_kernel,
     remove_kernel,
 )
-from gpuenv.packages import merge_packages, split_requirements
+from gpuenv.resolve.packages import merge_packages, split_requirements
 from gpuenv.resolve.requirements import RequirementError
 
 
@@ -32,9 +32,9 @@ def test_split_requirements_keeps_frameworks_for_the_resolver() -> None:
         ("evil @ https://example.invalid/evil-1.0.tar.gz", "direct URLs"),
         ("evil @ file:///tmp/evil", "direct URLs"),
         ('pandas; sys_platform == "win32"', "markers"),
-        ("../../etc/passwd", "not a package requirement"),
-        ("pandas>>2", "not a package requirement"),
-        ("", "not a package requirement"),
+        ("../../etc/passwd", "is not a requirement"),
+        ("pandas>>2", "is not a requirement"),
+        ("", "is not a requirement"),
     ],
 )
 def test_hostile_extra_packages_are_refused(text: str, message: str) -> None:

@@ -146,7 +146,12 @@ def test_the_example_lab_file_is_valid(kb: KnowledgeBase) -> None:
         (
             '[stack]\nrequirements = ["jax"]\npackages = ["evil @ https://example.invalid/evil-1.0.tar.gz"]\n'
             + CPU_CLASS,
-            r"names a URL",
+            r"direct URLs are not allowed",
+        ),
+        (  # the command line refuses a marker on an extra package: the lab file does too
+            '[stack]\nrequirements = ["jax"]\npackages = ["pandas; sys_platform == \'win32\'"]\n'
+            + CPU_CLASS,
+            r"packages: .*environment markers are not supported",
         ),
         (
             '[stack]\nrequirements = ["jax"]\npackages = ["ok", "bad\\u0000"]\n' + CPU_CLASS,
@@ -345,6 +350,9 @@ def test_jupyter_true_adds_ipykernel_once(tmp_path: Path, kb: KnowledgeBase) -> 
     pinned = STACK + 'packages = ["ipykernel==6.29.5"]\njupyter = true\n' + CPU_CLASS
     lab = load_lab(lab_file(tmp_path, pinned), kb)
     assert lab.packages == ("ipykernel==6.29.5",)  # the lab's own pin is kept, not doubled
+    # the same project under another spelling (PEP 503) is the same project
+    spelled = STACK + 'packages = ["IPyKernel==6.29.5"]\njupyter = true\n' + CPU_CLASS
+    assert load_lab(lab_file(tmp_path, spelled), kb).packages == ("IPyKernel==6.29.5",)
 
 
 @pytest.mark.parametrize("value", ['"yes"', "1", "[true]"])

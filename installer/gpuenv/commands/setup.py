@@ -341,7 +341,7 @@ def _request(
 ) -> _Request:
     """Frameworks and extra packages for this run: the command line's, with what earlier runs of
     the same environment recorded (unless --fresh), so a rebuild keeps added packages."""
-    from gpuenv.packages import merge_packages, split_requirements
+    from gpuenv.resolve.packages import merge_packages, split_requirements
 
     frameworks, packages = split_requirements(requirements)
     recorded_frameworks = () if fresh else _recorded(state, "frameworks")
@@ -369,7 +369,7 @@ def _request(
 def _recorded(state: dict[str, Any], key: str) -> tuple[str, ...]:
     """A list of requirements an earlier run recorded (metadata on disk: checked like input; a
     damaged record is ignored rather than trusted)."""
-    from gpuenv.packages import check_package
+    from gpuenv.resolve.packages import check_package
     from gpuenv.resolve.requirements import RequirementError
 
     value = state.get(key)

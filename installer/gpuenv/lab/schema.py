@@ -27,6 +27,7 @@ from gpuenv.machine import (
     parse_driver_version,
 )
 from gpuenv.machine.describe import OS_CHOICES
+from gpuenv.resolve.packages import check_package, project_name
 from gpuenv.resolve.requirements import RequirementError, parse_requirements
 
 if sys.version_info >= (3, 11):
@@ -113,13 +114,11 @@ def parse_lab(data: dict[str, Any], path: Path) -> LabSpec:
         parse_requirements(requirements)
     except RequirementError as exc:
         raise LabError(f"{where} requirements: {exc}") from exc
-    packages = _string_list(stack, "packages", where)
-    for text in packages:
-        _check_package(text, where)
+    packages = [_check_package(text, where) for text in _string_list(stack, "packages", where)]
     jupyter = stack.get("jupyter", False)
     if not isinstance(jupyter, bool):
         raise LabError(f"{where} jupyter: expected true or false, got {_type_name(jupyter)}")
-    if jupyter and not any(_project(p) == "ipykernel" for p in packages):
+    if jupyter and not any(project_name(p) == "ipykernel" for p in packages):
         packages.append("ipykernel")  # what a registered kernel runs
     python = _string(stack, "python", where, hint='e.g. python = "3.10", quoted')
     if python is not None and not _PYTHON.fullmatch(python):
@@ -240,20 +239,12 @@ def _cc_range(text: str, where: str) -> tuple[str, str]:
     return lo, hi
 
 
-def _check_package(text: str, where: str) -> None:
-    # packaging's requirement parser costs ~8 ms of imports: only labs with packages pay it
-    from packaging.requirements import InvalidRequirement, Requirement
-
+def _check_package(text: str, where: str) -> str:
+    """The command line's rule (gpuenv.resolve.packages.check_package), in a lab file's words."""
     try:
-        req = Requirement(text)
-    except InvalidRequirement as exc:
-        why = str(exc).splitlines()[0] if str(exc) else "bad syntax"  # packaging draws a caret
-        raise LabError(f"{where} packages: {_show(text)} is not a requirement ({why})") from exc
-    if req.url:
-        raise LabError(
-            f"{where} packages: {_show(text)} names a URL; packages come from the configured indexes,"
-            " by name and version"
-        )
+        return check_package(text)
+    except RequirementError as exc:
+        raise LabError(f"{where} packages: {exc}") from None
 
 
 def _table(data: dict[str, Any], key: str, path: Path) -> dict[str, Any]:
@@ -338,7 +329,3 @@ def _type_name(value: object) -> str:
             shown = shown if len(shown) <= 40 else shown[:37] + "..."
             return f"{name} ({shown})" if kind is not dict else name
     return f"a {type(value).__name__}"
-
-
-def _project(requirement: str) -> str:
-    return re.split(r"[\s\[<>=!~;(]", requirement.strip(), maxsplit=1)[0].lower().replace("_", "-")

@@ -1,5 +1,6 @@
-"""The packages people add beside a framework (`gpuenv setup torch jupyterlab pandas`): which
-requirements are frameworks the resolver plans, which are extra packages locked with them."""
+"""The packages people add beside a framework (`gpuenv setup torch jupyterlab pandas`, or a lab
+file's `packages`): which requirements are frameworks the resolver plans, which are extra
+packages locked with them, and the one rule an extra package must meet wherever it is given."""
 
 from __future__ import annotations
 
@@ -23,7 +24,10 @@ def check_package(text: str) -> str:
     try:
         req = Requirement(text)
     except InvalidRequirement as exc:
-        raise RequirementError(f"not a package requirement: {text!r} ({exc})") from exc
+        why = (
+            str(exc).splitlines()[0] if str(exc) else "bad syntax"
+        )  # packaging draws a caret below
+        raise RequirementError(f"{text!r} is not a requirement ({why})") from None
     if req.url:
         raise RequirementError(
             f"{text!r}: direct URLs are not allowed; name a package on the configured index"
@@ -36,6 +40,14 @@ def check_package(text: str) -> str:
     return str(req)
 
 
+def project_name(text: str) -> str:
+    """The PEP 503 normalised project a requirement names (`Foo_Bar[x]>=1` -> `foo-bar`)."""
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    return canonicalize_name(Requirement(text).name)
+
+
 def merge_packages(*groups: tuple[str, ...]) -> tuple[str, ...]:
     """Packages from several places (a lab file, an earlier setup, this command), one entry per
     project: a later group's requirement for a project replaces an earlier one's."""
@@ -43,11 +55,8 @@ def merge_packages(*groups: tuple[str, ...]) -> tuple[str, ...]:
         return ()
     # packaging's requirement parser costs ~8 ms of imports (tokenizer, markers, tags): only
     # runs with extra packages pay it, not a `setup` no-op without any
-    from packaging.requirements import Requirement
-    from packaging.utils import canonicalize_name
-
     merged: dict[str, str] = {}
     for group in groups:
         for text in group:
-            merged[canonicalize_name(Requirement(text).name)] = text
+            merged[project_name(text)] = text
     return tuple(merged.values())
