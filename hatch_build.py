@@ -35,7 +35,11 @@ class KnowledgeBaseHook(BuildHookInterface):
             **os.environ,
             "GPUENV_CACHE_DIR": str(out),
             "GPUENV_RECIPES": str(root / "recipes"),
-            "PYTHONPATH": str(root / "installer"),
+            # pip's build isolation hands the build environment (hatchling, packaging) to this
+            # interpreter through PYTHONPATH: keep it behind gpuenv's own source
+            "PYTHONPATH": os.pathsep.join(
+                p for p in (str(root / "installer"), os.environ.get("PYTHONPATH", "")) if p
+            ),
             "PYTHONDONTWRITEBYTECODE": "1",
         }
         subprocess.run([sys.executable, "-c", _LOAD], env=env, check=True, cwd=root)
