@@ -19,7 +19,13 @@ from typing import Any
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
-_LOAD = "from gpuenv.recipes import load_knowledge_base; load_knowledge_base()"
+# gpuenv's source goes on sys.path in the child itself: pip's build isolation hands its build
+# environment (hatchling, packaging) over through PYTHONPATH and a sitecustomize that drops
+# paths it does not know, so neither may be replaced or relied on
+_LOAD = (
+    "import sys; sys.path.insert(0, sys.argv[1]);"
+    " from gpuenv.recipes import load_knowledge_base; load_knowledge_base()"
+)
 
 
 class KnowledgeBaseHook(BuildHookInterface):
@@ -35,14 +41,11 @@ class KnowledgeBaseHook(BuildHookInterface):
             **os.environ,
             "GPUENV_CACHE_DIR": str(out),
             "GPUENV_RECIPES": str(root / "recipes"),
-            # pip's build isolation hands the build environment (hatchling, packaging) to this
-            # interpreter through PYTHONPATH: keep it behind gpuenv's own source
-            "PYTHONPATH": os.pathsep.join(
-                p for p in (str(root / "installer"), os.environ.get("PYTHONPATH", "")) if p
-            ),
             "PYTHONDONTWRITEBYTECODE": "1",
         }
-        subprocess.run([sys.executable, "-c", _LOAD], env=env, check=True, cwd=root)
+        subprocess.run(
+            [sys.executable, "-c", _LOAD, str(root / "installer")], env=env, check=True, cwd=root
+        )
         # what the loader cached by content (one entry today: recipes/<hash>.pickle), at the
         # same path; not its stamps file, which names this build's folder and files' times
         pickles = sorted(p for p in out.rglob("*.pickle") if not p.name.startswith("stamps-"))
