@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -125,7 +126,7 @@ HOSTILE = {
         "is not its URL's file",
     ),
     "no sha256": (lambda t: _break(t, f'sha256 = "{SHA}"', 'md5 = "00"'), "no sha256"),
-    "short sha256": (lambda t: _break(t, SHA, "abc"), "no sha256"),
+    "short sha256": (lambda t: _break(t, SHA, "abc"), "sha256 is not 64 lowercase hex"),
     "an sdist": (
         lambda t: _break(
             t,
@@ -139,7 +140,7 @@ HOSTILE = {
     "no tool table": (lambda t: t.split("[tool.gpuenv]")[0], "not written by gpuenv"),
     "python that is a path": (
         lambda t: t.replace('\\"python\\": \\"3.12\\"', '\\"python\\": \\"../../bin/sh\\"'),
-        "not a version X.Y",
+        "a Python is X.Y",
     ),
     "windows marker on a linux plan": (
         lambda t: _break(t, "sys_platform == 'linux'", "sys_platform == 'win32'"),
@@ -151,7 +152,22 @@ HOSTILE = {
     ),
     "ftp url": (
         lambda t: t.replace("https://files.example/packages/", "ftp://x/"),
-        r"http\(s\) or file URL",
+        r"scheme 'ftp' is not https, http or file",
+    ),
+    # the conda-lock reader's rules hold here too (one validator, gpuenv.lock.validate)
+    "host-less url": (
+        lambda t: t.replace("https://files.example/packages/", "https:///packages/"),
+        "names no host",
+    ),
+    "a plan with no frameworks": (
+        lambda t: re.sub(r'\\"frameworks\\": \{.*?\}\}, ', '\\"frameworks\\": {}, ', t, count=1),
+        "frameworks is missing or empty",
+    ),
+    "an accelerator that is shell": (
+        lambda t: t.replace(
+            '\\"accelerator\\": \\"cpu\\"', '\\"accelerator\\": \\"rocm; rm -rf /\\"'
+        ),
+        "accelerator is 'rocm; rm -rf /'",
     ),
     "another project's wheel": (
         lambda t: t.replace("jax-0.4.30-py3", "numpy-0.4.30-py3"),
@@ -162,7 +178,7 @@ HOSTILE = {
         "PEP 751",
     ),
     "not toml": (lambda t: "version: 1\nmetadata: {}\n", "not a TOML file"),
-    "plan not json": (lambda t: t.replace('plan = "{', 'plan = "x{', 1), "not a gpuenv plan"),
+    "plan not json": (lambda t: t.replace('plan = "{', 'plan = "x{', 1), "plan is not JSON"),
 }
 
 
@@ -172,6 +188,20 @@ def test_reader_refuses_hostile_files(tmp_path: Path, case: str) -> None:
     path = write(tmp_path, mutate(good_text()))
     with pytest.raises(LockfileError, match=message):
         load_locked(path)
+
+
+@pytest.mark.parametrize(
+    ("marker", "kept"),
+    [("sys_platform == 'win32'", False), ("os_name == 'posix' and python_version == '3.12'", True)],
+)
+def test_a_package_marker_is_evaluated_for_the_lock_s_target(
+    tmp_path: Path, marker: str, kept: bool
+) -> None:
+    """pip and uv skip a package whose marker fails on the target; so does install. The target
+    is the lock's (linux-64, Python 3.12), not the machine reading it."""
+    text = _break(good_text(), 'name = "jax"\n', f'name = "jax"\nmarker = "{marker}"\n')
+    locked = load_locked(write(tmp_path, text))
+    assert [p.name for p in locked.pip] == (["jax"] if kept else [])
 
 
 def test_two_wheels_or_a_duplicate_package_are_refused(tmp_path: Path) -> None:

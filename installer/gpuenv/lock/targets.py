@@ -43,3 +43,37 @@ def virtual_packages(platform: str, glibc: Optional[str], cuda: Optional[str]) -
     if cuda:
         out.append(f"__cuda={cuda}")
     return out
+
+
+# conda platform -> (sys_platform, platform_machine, platform_system, os_name): PEP 508's values
+_MARKER_VALUES = {
+    "linux-64": ("linux", "x86_64", "Linux", "posix"),
+    "linux-aarch64": ("linux", "aarch64", "Linux", "posix"),
+    "win-64": ("win32", "AMD64", "Windows", "nt"),
+    "win-arm64": ("win32", "ARM64", "Windows", "nt"),
+    "osx-64": ("darwin", "x86_64", "Darwin", "posix"),
+    "osx-arm64": ("darwin", "arm64", "Darwin", "posix"),
+}
+
+
+def target_environment(platform: str, python: str) -> dict[str, str]:
+    """PEP 508 marker values of a lock's target (CPython `python` on `platform`), every key
+    given so that nothing of the machine reading the lock leaks into the answer."""
+    try:
+        sys_platform, machine, system, os_name = _MARKER_VALUES[platform]
+    except KeyError:
+        raise TargetPlatformError(f"no marker values for platform {platform!r}") from None
+    return {
+        "implementation_name": "cpython",
+        "implementation_version": f"{python}.0",
+        "os_name": os_name,
+        "platform_machine": machine,
+        "platform_python_implementation": "CPython",
+        "platform_release": "",
+        "platform_system": system,
+        "platform_version": "",
+        "python_full_version": f"{python}.0",
+        "python_version": python,
+        "sys_platform": sys_platform,
+        "extra": "",
+    }

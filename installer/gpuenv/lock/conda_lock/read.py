@@ -20,14 +20,14 @@ import json
 import re
 from pathlib import Path
 from typing import Any, Optional
-from urllib.parse import unquote, urlsplit
 
-from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+from packaging.utils import canonicalize_name
 
-from gpuenv.fs.safe_paths import UnsafePathError, is_md5, is_sha256, plain_name
+from gpuenv.fs.safe_paths import UnsafePathError, is_md5
 from gpuenv.lock.errors import LockfileError
-from gpuenv.lock.model import LOCK_FORMAT, PORTABLE_PREFIX, LockedEnvironment, PipEntry
+from gpuenv.lock.model import LOCK_FORMAT, LockedEnvironment, PipEntry
 from gpuenv.lock.plan_fields import PYTHON_VERSION, check_plan
+from gpuenv.lock.validate import PROJECT_NAME, check_sha256, url_file_name, wheel_file_name
 from gpuenv.recipes import PLATFORMS
 from gpuenv.resolve.plan import Plan
 
@@ -66,12 +66,8 @@ _CONDA_EXTRA: dict[str, Any] = {
     "file_name": str,
     "channel": str,
 }
-_URL_SCHEMES = ("https", "http", "file")
-_SDIST_SUFFIXES = (".tar.gz", ".zip", ".tar.bz2", ".tgz", ".tar", ".tar.xz")
 _CONDA_SUFFIXES = (".conda", ".tar.bz2")
-_PROJECT = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
 _CONDA_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*")
-_URL_UNSAFE = re.compile(r"[\x00-\x20\x7f\\]")
 
 
 def parse_lockfile(raw: bytes, path: Path) -> LockedEnvironment:
@@ -201,7 +197,7 @@ class _Reader:
         name = self.text(dep.get("name"), f"package[{i}].name")
         where = f"package[{i}] ({name!r:.60})"
         self.known_keys(dep, _PACKAGE_KEYS, where)
-        if not (_PROJECT if dep.get("manager") == "pip" else _CONDA_NAME).fullmatch(name):
+        if not (PROJECT_NAME if dep.get("manager") == "pip" else _CONDA_NAME).fullmatch(name):
             raise self.fail(f"{where}.name is not a package name")
         version = self.text(dep.get("version"), f"{where}.version")
         manager = dep.get("manager")
@@ -218,8 +214,6 @@ class _Reader:
         if dep.get("source") is not None:
             raise self.fail(f"{where}.source: gpuenv installs from package[].url only")
         url = self.text(dep.get("url"), f"{where}.url")
-        if _URL_UNSAFE.search(url):
-            raise self.fail(f"{where}.url holds a space, a backslash or a control character")
         hashes = self.mapping(dep.get("hash"), f"{where}.hash")
         self.known_keys(hashes, {"md5", "sha256"}, f"{where}.hash")
         sha256, md5 = hashes.get("sha256"), hashes.get("md5")
@@ -228,12 +222,12 @@ class _Reader:
                 f"{where}.hash has no sha256; gpuenv checks every file by sha256"
                 + (" (md5 alone is not enough)" if md5 else "")
             )
-        if not is_sha256(sha256):
-            raise self.fail(f"{where}.hash.sha256 is not 64 lowercase hex digits")
+        check_sha256(sha256, f"{where}.hash.sha256", self.fail)
         if md5 is not None and not is_md5(md5):
             raise self.fail(f"{where}.hash.md5 is not 32 lowercase hex digits")
         if manager == "pip":
-            return manager, name, PipEntry(name, version, self.wheel_url(url, name, where), sha256)
+            wheel_file_name(url, name, where, self.fail)
+            return manager, name, PipEntry(name, version, url, sha256)
         file_name = self.conda_url(url, name, where)
         record: dict[str, Any] = {
             **self.conda_extra(custom, name, file_name, where),
@@ -247,42 +241,13 @@ class _Reader:
         }
         return manager, name, record
 
-    def wheel_url(self, url: str, name: str, where: str) -> str:
-        if url.startswith(PORTABLE_PREFIX):
-            parts = url[len(PORTABLE_PREFIX) :].split("/")
-            if len(parts) != 2 or not _PROJECT.fullmatch(parts[0]):
-                raise self.fail(f"{where}.url: expected {PORTABLE_PREFIX}<project>/<file name>")
-            filename = plain_name(unquote(parts[1]), f"{where}.url's file name")
-        else:
-            filename = self.url_file_name(url, where)
-        if not filename.endswith(".whl"):
-            if filename.lower().endswith(_SDIST_SUFFIXES):
-                raise self.fail(
-                    f"gpuenv installs wheels only: {name} has an sdist URL ({filename}); no"
-                    " package code runs at install. Lock it again where a wheel exists."
-                )
-            raise self.fail(f"{where}.url does not name a wheel (.whl): {filename!r:.80}")
-        try:
-            project = parse_wheel_filename(filename)[0]
-        except InvalidWheelFilename:
-            raise self.fail(f"{where}.url: {filename!r:.80} is not a valid wheel name") from None
-        if project != canonicalize_name(name):
-            raise self.fail(f"{where}.url names a wheel of {project}, not of {name}")
-        return url
-
     def conda_url(self, url: str, name: str, where: str) -> str:
-        filename = self.url_file_name(url, where)
+        filename = url_file_name(url, where, self.fail)
         if not filename.endswith(_CONDA_SUFFIXES):
             raise self.fail(
                 f"{where}.url does not name a conda package (.conda or .tar.bz2): {filename!r:.80}"
             )
         return filename
-
-    def url_file_name(self, url: str, where: str) -> str:
-        parts = urlsplit(url)
-        if parts.scheme not in _URL_SCHEMES:
-            raise self.fail(f"{where}.url: scheme {parts.scheme!r:.20} is not https, http or file")
-        return plain_name(unquote(parts.path.rsplit("/", 1)[-1]), f"{where}.url's file name")
 
     def custom_json(self, custom: dict[str, str], key: str, holds: str = "") -> Any:
         """custom_metadata[key], parsed as JSON; `holds` names what a missing one should hold."""

@@ -11,19 +11,20 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
 from packaging.pylock import Pylock, PylockValidationError
-from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
+from packaging.utils import canonicalize_name
 
 from gpuenv.lock.errors import LockfileError
 from gpuenv.lock.model import LockedEnvironment, PipEntry
+from gpuenv.lock.plan_fields import check_plan
 from gpuenv.lock.pylock.write import ENVIRONMENTS, TOOL_FORMAT
+from gpuenv.lock.targets import target_environment
+from gpuenv.lock.validate import check_sha256, wheel_file_name
 from gpuenv.resolve.plan import Plan
 
 if sys.version_info >= (3, 11):
@@ -32,10 +33,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 MAX_BYTES = 16 * 1024 * 1024  # a lock of a few hundred wheels is well under 1 MiB
-_SHA256 = re.compile(r"^[0-9a-f]{64}$")
-_PYTHON = re.compile(r"^3\.\d{1,2}$")
 _NOT_WHEELS = ("sdist", "vcs", "directory", "archive")
-_SCHEMES = ("https", "http", "file")
 
 
 def _fail(path: Path, message: str) -> LockfileError:
@@ -70,11 +68,13 @@ def _plan(path: Path, tool: Mapping[str, Any]) -> Plan:
     if not isinstance(text, str):
         raise _fail(path, "[tool.gpuenv] has no plan")
     try:
-        plan = Plan.from_json(json.loads(text))
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        raise _fail(path, f"[tool.gpuenv] plan is not a gpuenv plan: {exc}") from exc
-    if not _PYTHON.match(plan.python):
-        raise _fail(path, f"the plan's Python {plan.python!r} is not a version X.Y")
+        data = json.loads(text)
+    except (ValueError, RecursionError):
+        raise _fail(path, "[tool.gpuenv] plan is not JSON") from None
+    problem = check_plan(data)  # the conda-lock reader's own check of the same plan
+    if problem:
+        raise _fail(path, f"[tool.gpuenv] plan: {problem}")
+    plan = Plan.from_json(data)
     if plan.platform not in ENVIRONMENTS:
         raise _fail(path, f"unknown platform {plan.platform!r}")
     if tool.get("platform") != plan.platform:
@@ -97,28 +97,33 @@ def _wheel_entry(path: Path, package: Mapping[str, Any]) -> PipEntry:
         raise _fail(path, f"{name}: needs exactly one wheel (gpuenv locks one per package)")
     wheel = wheels[0]
     url = wheel.get("url")
-    if not isinstance(url, str) or urlsplit(url).scheme not in _SCHEMES:
-        raise _fail(path, f"{name}: the wheel needs an http(s) or file URL")
-    filename = unquote(urlsplit(url).path.rsplit("/", 1)[-1])
+    where = f"{name}: the wheel"
+    if not isinstance(url, str):
+        raise _fail(path, f"{where} needs an http(s) or file URL")
+    filename = wheel_file_name(url, name, where, lambda message: _fail(path, message))
     if wheel.get("name", filename) != filename:
         raise _fail(path, f"{name}: wheel name {wheel.get('name')!r} is not its URL's file")
-    if (
-        not filename.endswith(".whl")
-        or filename.startswith(".")
-        or any(c in filename for c in "/\\\0")
-        or ".." in filename
-    ):
-        raise _fail(path, f"{name}: {filename!r} is not a plain wheel file name")
-    try:
-        wheel_name = parse_wheel_filename(filename)[0]
-    except InvalidWheelFilename as exc:
-        raise _fail(path, f"{name}: {exc}") from exc
-    if wheel_name != canonicalize_name(name):
-        raise _fail(path, f"{name}: its wheel {filename} is another project's")
     sha = (wheel.get("hashes") or {}).get("sha256")
-    if not isinstance(sha, str) or not _SHA256.match(sha):
+    if sha is None:
         raise _fail(path, f"{name}: the wheel has no sha256 (64 lower-case hex digits)")
+    check_sha256(sha, f"{name}: the wheel's hashes.sha256", lambda message: _fail(path, message))
     return PipEntry(canonicalize_name(name), version, url, sha)
+
+
+def _applies(path: Path, package: Any, target: dict[str, str]) -> bool:
+    """Whether a package's PEP 751 `marker` holds on the lock's one target (pip and uv skip a
+    package whose marker does not; gpuenv must not install it either)."""
+    marker = package.get("marker") if isinstance(package, dict) else None
+    if marker is None:
+        return True
+    from packaging.markers import Marker, UndefinedComparison, UndefinedEnvironmentName
+
+    # packaging.pylock has checked that it is a marker; evaluating it can still fail
+    try:
+        return Marker(str(marker)).evaluate(target)
+    except (UndefinedComparison, UndefinedEnvironmentName) as exc:
+        name = package.get("name")
+        raise _fail(path, f"{name}: marker {marker!r:.80} cannot be evaluated: {exc}") from None
 
 
 def parse_pylock(raw: bytes, path: Path) -> LockedEnvironment:
@@ -135,7 +140,8 @@ def parse_pylock(raw: bytes, path: Path) -> LockedEnvironment:
         raise _fail(path, f"requires-python {requires!r} is not the plan's =={plan.python}.*")
     if data.get("environments") != [ENVIRONMENTS[plan.platform]]:
         raise _fail(path, f"environments do not name the plan's platform ({plan.platform})")
-    pip = [_wheel_entry(path, p) for p in data.get("packages") or []]
+    target = target_environment(plan.platform, plan.python)
+    pip = [_wheel_entry(path, p) for p in data.get("packages") or [] if _applies(path, p, target)]
     names = [p.name for p in pip]
     if len(set(names)) != len(names):
         raise _fail(path, "a package is listed twice")
