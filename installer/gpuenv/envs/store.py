@@ -308,7 +308,8 @@ def scan_store(sizes: bool = True) -> StoreScan:
 
 
 def list_environments() -> list[EnvSummary]:
-    """The working environments of the store (scan_store also tells the broken ones)."""
+    """The working environments of the store, for callers of the package (`gpuenv envs` uses
+    scan_store, which also tells the broken ones and the leftovers)."""
     return scan_store().envs
 
 

@@ -66,6 +66,9 @@ def compile_pip(
 ) -> PipLock:
     """Resolve the plan's pip part for its platform and Python; every artifact has a sha256.
 
+    The one-call form of PipCompile, for a lock that starts uv no earlier (callers of the
+    package, tests); the CLI's lock starts uv before its index probe and uses PipCompile.
+
     An index that publishes no upload times (many mirrors) cannot honour `exclude_newer`, nor
     can a stack that pins something newer: the lock is then made without it, and a note says so.
     """

@@ -14,7 +14,6 @@ from typing import Any, Optional
 from gpuenv.errors import USAGE_EXIT, GpuenvError
 
 OS_FAMILIES = ("linux", "windows", "macos")
-ARCHES = ("x86_64", "aarch64", "arm64")
 
 
 class MachineError(GpuenvError, ValueError):

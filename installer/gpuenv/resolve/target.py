@@ -42,7 +42,6 @@ class Target:
     last_driver_branch: Optional[str]
     driver: Optional[tuple[int, ...]]
     driver_text: Optional[str]
-    driver_cuda: Optional[str]  # max CUDA as the driver itself reports it
     python: Optional[str]  # --python pin, "X.Y"
     no_gpu: bool
     require_gpu: bool
@@ -128,7 +127,6 @@ def build_target(
         last_driver_branch=gen.last_driver_branch if gen else None,
         driver=parse_driver_version(driver.version) if driver else None,
         driver_text=driver.version if driver else None,
-        driver_cuda=driver.cuda if driver else None,
         python=_python_pin(python),
         no_gpu=no_gpu,
         require_gpu=require_gpu,
