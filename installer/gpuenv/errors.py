@@ -27,6 +27,7 @@ _EXITS = {
     "UnsatisfiableError": INFEASIBLE_EXIT,
     "RecipeError": DATA_EXIT,
     "SourceUnreachableError": NETWORK_EXIT,
+    "FallbackRefusedError": NETWORK_EXIT,
     "IndexConfigError": USAGE_EXIT,
     "LockError": FAILURE_EXIT,
     "CondaError": FAILURE_EXIT,

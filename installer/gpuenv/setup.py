@@ -47,6 +47,7 @@ class SetupOptions:
     force: bool = False
     packages: tuple[str, ...] = ()  # extra packages locked beside the frameworks
     jupyter: bool = False  # also install ipykernel and register a kernel
+    allow_cpu_fallback: bool = False  # a CPU build where the planned GPU one cannot be locked
 
     @property
     def wants_kernel(self) -> bool:
@@ -92,6 +93,8 @@ def inputs_hash(
         "require_gpu": opts.require_gpu,
         "packages": list(opts.packages),
         "jupyter": opts.jupyter,
+        # only when given, so that setups recorded before the option stay unchanged
+        **({"allow_cpu_fallback": True} if opts.allow_cpu_fallback else {}),
         "knowledge_base": kb.digest,
         "indexes": [*indexes.all_indexes(), *indexes.find_links],
     }
@@ -207,8 +210,16 @@ def plan_setup(
             locked = load_locked(lockfile)  # read once: what is shown is what is installed
             return SetupPlan(locked.plan, lockfile, cls.name, tuple(notes), True, locked)
         notes.append(f"{lockfile} does not exist yet: it will be locked for this class")
-        plan, _ideal = lab_class_plan(opts.lab, cls.name, kb, indexes)
-        return SetupPlan(plan, lockfile, cls.name, tuple(notes), False)
+        chosen = lab_class_plan(
+            opts.lab,
+            cls.name,
+            kb,
+            indexes,
+            allow_cpu_fallback=opts.allow_cpu_fallback,
+            require_gpu=opts.require_gpu,
+        )
+        notes += [f"fallback: {line}" for line in chosen.fallback]
+        return SetupPlan(chosen.plan, lockfile, cls.name, tuple(notes), False)
     requirements = opts.requirements or (
         opts.lab.requirements if opts.lab else DEFAULT_REQUIREMENTS
     )
@@ -230,7 +241,15 @@ def _resolve_here(
     from gpuenv.resolve import ResolveError, resolve
 
     args: dict[str, Any] = dict(no_gpu=opts.no_gpu, require_gpu=opts.require_gpu)
-    sourced = resolve_with_sources(machine, requirements, kb, indexes, python=opts.python, **args)
+    sourced = resolve_with_sources(
+        machine,
+        requirements,
+        kb,
+        indexes,
+        python=opts.python,
+        fallback="cpu" if opts.allow_cpu_fallback else "gpu",
+        **args,
+    )
     plan = sourced.plan
     notes: list[str] = list(sourced.fresh)
     changes = plan_changes(sourced.ideal, plan)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -84,6 +85,13 @@ if TYPE_CHECKING:
     help="Lock every machine class of this lab file into its lockfiles folder (portable).",
 )
 @click.option("--class", "class_names", multiple=True, help="With --lab: only these classes.")
+@click.option(
+    "--allow-cpu-fallback",
+    is_flag=True,
+    help="When the planned GPU build cannot be locked (its index unreachable, a wheel missing),"
+    " lock the CPU build instead of failing (exit 5). Fallbacks that keep the GPU are always"
+    " allowed (with --lab: as each class's `fallback` says).",
+)
 @click.pass_context
 def lock_command(
     ctx: click.Context,
@@ -107,6 +115,7 @@ def lock_command(
     check: bool,
     lab_file: Optional[Path],
     class_names: tuple[str, ...],
+    allow_cpu_fallback: bool,
 ) -> None:
     """Lock REQUIREMENTS (torch, 'tensorflow>=2.11', jax) for a machine into a reproducible lockfile."""
     from gpuenv.index.config import user_index_config
@@ -126,7 +135,8 @@ def lock_command(
     kb = load_knowledge_base()
     indexes = user_index_config()
     if lab_file is not None:
-        raise SystemExit(_lock_lab(lab_file, class_names, check, kb, indexes, channels))
+        switches = _LabSwitches(allow_cpu_fallback, require_gpu, no_probe)
+        raise SystemExit(_lock_lab(lab_file, class_names, check, kb, indexes, channels, switches))
     output = output or default_output(fmt)
     try:
         check_output(fmt, output)
@@ -148,6 +158,7 @@ def lock_command(
     )
     notes: list[str] = list(indexes.notes)
     early: Optional[PipCompile] = None  # uv, started before the index probe
+    fallen: list[str] = []  # the builds the sources did not give, and what replaced them
     try:
         if plan_file is not None:
             plan = _read_plan_file(plan_file)
@@ -169,12 +180,19 @@ def lock_command(
                 from gpuenv.lock.availability import resolve_with_sources
 
                 sourced = resolve_with_sources(
-                    machine, reqs, kb, indexes, ideal=ideal, **resolve_args
+                    machine,
+                    reqs,
+                    kb,
+                    indexes,
+                    ideal=ideal,
+                    fallback="cpu" if allow_cpu_fallback else "gpu",
+                    **resolve_args,
                 )
                 plan, ideal = sourced.plan, sourced.ideal
                 notes += sourced.notes()
+                fallen = list(sourced.fallback)
         if check:
-            ok, message = check_lockfile(plan, options)
+            ok, message = check_lockfile(plan, options, "cpu" if allow_cpu_fallback else "gpu")
             if as_json:
                 json_output.emit_result(
                     click.get_current_context(),
@@ -190,6 +208,9 @@ def lock_command(
             click.echo(f"note: {note}", err=True)
         for warning in plan.warnings:
             click.echo(f"warning: {warning}", err=True)
+        for line in fallen:
+            if not any(line in w for w in plan.warnings):
+                click.echo(f"warning: fallback: {line}", err=True)
         before = file_sha256(options.output) if as_json else None
         result = lock_plan(plan, options, ideal, started=early)
     finally:
@@ -230,7 +251,14 @@ _PLAN_FLAGS = (
     "no_probe",
 )
 _NOT_WITH_PLAN = _PLAN_FLAGS
-_NOT_WITH_LAB = (*_PLAN_FLAGS, "plan_file", "output", "exclude_newer", "fmt")
+# --require-gpu, --no-probe and --allow-cpu-fallback apply to every class of a lab
+_NOT_WITH_LAB = (
+    *(f for f in _PLAN_FLAGS if f not in ("require_gpu", "no_probe")),
+    "plan_file",
+    "output",
+    "exclude_newer",
+    "fmt",
+)
 _LAB_DECIDES = (
     "the stack and the machines (the lab file's [stack] and [[class]] rows, always portable)"
 )
@@ -280,6 +308,15 @@ def regenerate_command(ctx: click.Context, output: Path) -> str:
     return shlex.join([*parts, "-o", str(output)])
 
 
+@dataclass(frozen=True)
+class _LabSwitches:
+    """The command line's word on every class of a lab."""
+
+    allow_cpu_fallback: bool = False  # widen each class's `fallback` to "cpu"
+    require_gpu: bool = False  # a GPU class that cannot get the GPU fails (exit 3)
+    no_probe: bool = False  # lock each class's plan as resolved, without asking the indexes
+
+
 def _lock_lab(
     lab_file: Path,
     class_names: tuple[str, ...],
@@ -287,10 +324,18 @@ def _lock_lab(
     kb: Any,
     indexes: Any,
     channels: tuple[str, ...],
+    switches: _LabSwitches = _LabSwitches(),
 ) -> int:
     """Every class's lockfile (portable); with --check, which are stale. The exit status."""
     from gpuenv.errors import exit_code
-    from gpuenv.lab.load import lab_class_plan, load_lab, with_packages
+    from gpuenv.lab.load import (
+        ClassPlan,
+        class_policy,
+        class_requires_gpu,
+        lab_class_plan,
+        load_lab,
+        with_packages,
+    )
     from gpuenv.lock import LockOptions, check_lockfile, lock_plan
     from gpuenv.lock.conda import DEFAULT_CHANNELS
     from gpuenv.resolve import resolve
@@ -311,9 +356,15 @@ def _lock_lab(
             machine_class=cls.name,
         )
         try:
+            policy = class_policy(cls, switches.allow_cpu_fallback)
+            require = class_requires_gpu(cls, switches.require_gpu)
+            if check or switches.no_probe:
+                plan = resolve(
+                    cls.machine(), lab.requirements, kb=kb, python=lab.python, require_gpu=require
+                )
+                plan = with_packages(plan, lab.packages)
             if check:
-                plan = resolve(cls.machine(), lab.requirements, kb=kb, python=lab.python)
-                ok, message = check_lockfile(with_packages(plan, lab.packages), options)
+                ok, message = check_lockfile(plan, options, policy)
                 missing = not options.output.exists()
                 label = "ok     " if ok else ("MISSING" if missing else "STALE  ")
                 if as_json:
@@ -331,7 +382,20 @@ def _lock_lab(
                     failed += 1
                     statuses.add(1)
                 continue
-            plan, ideal = lab_class_plan(lab, cls.name, kb, indexes)
+            if switches.no_probe:
+                chosen = ClassPlan(plan, plan)
+            else:
+                chosen = lab_class_plan(
+                    lab,
+                    cls.name,
+                    kb,
+                    indexes,
+                    allow_cpu_fallback=switches.allow_cpu_fallback,
+                    require_gpu=switches.require_gpu,
+                )
+            plan, ideal = chosen.plan, chosen.ideal
+            for line in chosen.fallback:
+                click.echo(f"warning: {cls.name}: fallback: {line}", err=True)
             before = file_sha256(options.output) if as_json else None
             result = lock_plan(plan, options, ideal)
             for note in result.notes:

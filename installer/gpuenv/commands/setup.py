@@ -40,6 +40,12 @@ class _Request:
 @click.option("--require-gpu", is_flag=True, help="Fail unless every framework gets the GPU.")
 @click.option("--jupyter", is_flag=True, help="Install ipykernel and register a Jupyter kernel.")
 @click.option(
+    "--allow-cpu-fallback",
+    is_flag=True,
+    help="When the planned GPU build cannot be locked (its index unreachable, a wheel missing),"
+    " set up the CPU build instead of failing (exit 5).",
+)
+@click.option(
     "--fresh",
     is_flag=True,
     help="Forget the packages and options recorded for this environment by earlier runs.",
@@ -56,6 +62,7 @@ def setup_command(
     no_gpu: bool,
     require_gpu: bool,
     jupyter: bool,
+    allow_cpu_fallback: bool,
     fresh: bool,
     dry_run: bool,
     force: bool,
@@ -82,6 +89,7 @@ def setup_command(
         force=force,
         quiet=quiet,
         as_json=as_json,
+        allow_cpu_fallback=allow_cpu_fallback,
     )
 
 
@@ -116,6 +124,7 @@ def add_command(
         python=state.get("python"),
         no_gpu=bool(state.get("no_gpu")),
         require_gpu=bool(state.get("require_gpu")),
+        allow_cpu_fallback=state.get("allow_cpu_fallback") is True,
         jupyter=False,
         fresh=False,
         dry_run=dry_run,
@@ -141,6 +150,7 @@ def run_setup(
     quiet: bool,
     as_json: bool,
     adding: bool = False,
+    allow_cpu_fallback: bool = False,
 ) -> None:
     # only what the no-op check needs; the rest is imported once there is work to do
     from gpuenv.detect import detect_machine
@@ -175,6 +185,7 @@ def run_setup(
         force,
         packages=request.packages,
         jupyter=request.jupyter,
+        allow_cpu_fallback=allow_cpu_fallback,
     )
     machine = detect_machine()
     indexes = user_index_config()
@@ -248,6 +259,7 @@ def run_setup(
         "python": python,
         "no_gpu": no_gpu,
         "require_gpu": require_gpu,
+        "allow_cpu_fallback": allow_cpu_fallback,
         "kernel": str(kernel) if kernel else None,
         "summary": plan_summary(locked.plan),  # for --json, also when a later run is a no-op
     }

@@ -182,6 +182,7 @@ class SourcedPlan:
     plan: Plan  # what the reachable sources allow
     ideal: Plan  # what `gpuenv resolve` prints: every source reachable
     available: Availability
+    fallback: tuple[str, ...] = ()  # each build the plan lost and what it got instead
 
     @property
     def fresh(self) -> tuple[str, ...]:
@@ -198,6 +199,8 @@ def resolve_with_sources(
     kb: KnowledgeBase,
     config: IndexConfig,
     ideal: Optional[Plan] = None,
+    fallback: str = "gpu",
+    cpu_flag: str = "--allow-cpu-fallback",
     **resolve_args: Any,
 ) -> SourcedPlan:
     """Resolve twice: as if every source answered, and limited to what the sources publish.
@@ -205,9 +208,12 @@ def resolve_with_sources(
     When only the second fails and a source did not answer, the network is what failed, not
     the requirements: that is a SourceUnreachableError (exit 5) naming the sources. `ideal`:
     the first, when the caller has resolved it already (`gpuenv lock` starts uv on it while
-    the sources are asked).
+    the sources are asked). `fallback`: what the lock accepts when the sources lack the
+    ideal plan's builds (gpuenv.lock.fallback); refused fallbacks raise FallbackRefusedError
+    (exit 5), named by `cpu_flag` in how to accept a CPU one.
     """
     from gpuenv.lock.errors import SourceUnreachableError
+    from gpuenv.lock.fallback import check_fallback, with_fallback_warnings
     from gpuenv.resolve import ResolveError, resolve
     from gpuenv.resolve.requirements import parse_requirements
 
@@ -226,4 +232,5 @@ def resolve_with_sources(
             + f". Without those sources: {exc}. Check the index URL (pip's configuration, PIP_INDEX_URL)"
             " and the network, then retry."
         ) from exc
-    return SourcedPlan(plan, ideal, available)
+    lines = check_fallback(ideal, plan, fallback, cpu_flag=cpu_flag)
+    return SourcedPlan(with_fallback_warnings(ideal, plan), ideal, available, tuple(lines))

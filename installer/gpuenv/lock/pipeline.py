@@ -222,8 +222,9 @@ def _load_in_background(load: Callable[[], object]) -> threading.Thread:
     return thread
 
 
-def check_lockfile(plan: Plan, options: LockOptions) -> tuple[bool, str]:
-    """Whether the lockfile at options.output was made from these inputs (no network)."""
+def check_lockfile(plan: Plan, options: LockOptions, fallback: str = "gpu") -> tuple[bool, str]:
+    """Whether the lockfile at options.output was made from these inputs (no network), and
+    holds no fallback that `fallback` (gpuenv.lock.fallback's policy) refuses."""
     indexes = options.indexes or user_index_config()
     expected = lock_inputs(plan, options, indexes).digest()
     if not options.output.exists():
@@ -232,6 +233,11 @@ def check_lockfile(plan: Plan, options: LockOptions) -> tuple[bool, str]:
 
     locked = load_locked(options.output)
     if expected in (locked.intent_hash, locked.inputs_hash):
+        from gpuenv.lock.fallback import refused_fallback
+
+        refused = refused_fallback(plan, locked.plan, fallback)
+        if refused:
+            return False, f"{options.output} is not what its plan wants: {refused}"
         return True, f"{options.output} is up to date"
     changes = plan_changes(locked.plan, plan)
     return False, f"{options.output} is stale: " + (
