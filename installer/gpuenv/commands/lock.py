@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import click
 
 from gpuenv.commands import json_output
+from gpuenv.commands.assumed import assumed_field
 from gpuenv.commands.lock_json import (
     absolute,
     check_json,
@@ -159,6 +160,7 @@ def lock_command(
     notes: list[str] = list(indexes.notes)
     early: Optional[PipCompile] = None  # uv, started before the index probe
     fallen: list[str] = []  # the builds the sources did not give, and what replaced them
+    assumed_json: dict[str, str] = {}  # what the plan assumed of a described machine
     try:
         if plan_file is not None:
             plan = _read_plan_file(plan_file)
@@ -172,6 +174,20 @@ def lock_command(
             )
             reqs = requirements or DEFAULT_REQUIREMENTS
             ideal = plan = resolve(machine, reqs, kb=kb, **resolve_args)
+            from gpuenv.commands import assumed
+            from gpuenv.lock.targets import DEFAULT_GLIBC
+
+            assumptions = assumed.assumed_by(
+                kb,
+                machine,
+                ideal,
+                by_flags=assumed.described(machine_file, gpu, driver, os_name, arch),
+                driver=driver,
+                python=python,
+                glibc_floor=DEFAULT_GLIBC,
+            )
+            assumed.say(assumptions)
+            assumed_json = assumed.as_json(assumptions)
             if not (check or no_probe):
                 # uv starts on the plan resolved as if every source answered, then the index
                 # probe runs beside it; lock_plan uses that run when the probe leaves the pip
@@ -226,6 +242,7 @@ def lock_command(
             fallback=fallback(ideal, plan),
             notes=list(dict.fromkeys([*notes, *result.notes])),
             warnings=list(plan.warnings),
+            **assumed_field(assumed_json),
         )
         return
     stack = ", ".join(f"{n} {f.version} [{f.variant}]" for n, f in plan.frameworks.items())
