@@ -30,6 +30,7 @@ _EXITS = {
     "FallbackRefusedError": NETWORK_EXIT,
     "IndexConfigError": USAGE_EXIT,
     "LockError": FAILURE_EXIT,
+    "LocalPathsError": FAILURE_EXIT,
     "CondaError": FAILURE_EXIT,
     "InstallError": FAILURE_EXIT,
     "HashMismatchError": FAILURE_EXIT,

@@ -52,6 +52,13 @@ if TYPE_CHECKING:
     " (conda-lock format only).",
 )
 @click.option(
+    "--local-paths",
+    is_flag=True,
+    help="In a lockfile for another machine (--os/--gpu/--driver/--machine, or a plan for"
+    " another platform), allow wheels only this machine's folders have (find-links, file://"
+    " indexes), by their paths; without it they are an error.",
+)
+@click.option(
     "--channel", "channels", multiple=True, help="conda channel (repeatable; default conda-forge)."
 )
 @click.option(
@@ -109,6 +116,7 @@ def lock_command(
     plan_file: Optional[Path],
     output: Optional[Path],
     portable: bool,
+    local_paths: bool,
     channels: tuple[str, ...],
     exclude_newer: str,
     fmt: str,
@@ -148,14 +156,18 @@ def lock_command(
             "--portable is for conda-lock files: PEP 751 names every wheel by its URL, which uv"
             " and pip need. Drop --portable, or use --format conda-lock."
         )
+    # a lockfile for another machine carries nothing of this one: index-relative entries, and
+    # no path of this machine's folders unless --local-paths asks for them
+    elsewhere = _for_another_machine(plan_file, machine_file, gpu, driver, os_name, arch)
     options = LockOptions(
         command=regenerate_command(ctx, output),
         output=output,
         channels=channels or DEFAULT_CHANNELS,
-        portable=portable,
+        portable=portable or (elsewhere and fmt != PYLOCK),
         exclude_newer=exclude_newer,
         indexes=indexes,
         format=fmt,
+        local_paths=local_paths or not elsewhere,
     )
     notes: list[str] = list(indexes.notes)
     early: Optional[PipCompile] = None  # uv, started before the index probe
@@ -251,6 +263,42 @@ def lock_command(
         f"locked {stack} for {plan.platform}, Python {plan.python} ({plan.accelerator}): "
         f"{result.pip_count} pip and {result.conda_count} conda packages{era} -> {result.path}"
     )
+
+
+def _for_another_machine(
+    plan_file: Optional[Path],
+    machine_file: Optional[Path],
+    gpu: Optional[str],
+    driver: Optional[str],
+    os_name: Optional[str],
+    arch: Optional[str],
+) -> bool:
+    """Whether the lock is for a machine other than this one: described by flags or a machine
+    file, or a saved plan for another platform."""
+    from gpuenv.commands.assumed import described
+
+    if machine_file is not None or described(None, gpu, driver, os_name, arch):
+        return True
+    if plan_file is None:
+        return False
+    from gpuenv.machine import conda_platform
+
+    here = conda_platform(_this_os(), _this_arch())
+    return bool(_read_plan_file(plan_file).platform != here)
+
+
+def _this_os() -> str:
+    import sys
+
+    return {"win32": "windows", "darwin": "macos"}.get(sys.platform, "linux")
+
+
+def _this_arch() -> str:
+    import platform
+
+    from gpuenv.machine import normalize_arch
+
+    return normalize_arch(platform.machine() or "x86_64")
 
 
 # What --lab and --plan decide themselves: each of these given beside them would be ignored, so

@@ -17,3 +17,7 @@ class SourceUnreachableError(LockError):
 
 class LockfileError(LockError):
     """A lockfile that cannot be read: the message names the file and the field (exit 2)."""
+
+
+class LocalPathsError(LockError):
+    """A lockfile for another machine would name files only this machine has (exit 1)."""

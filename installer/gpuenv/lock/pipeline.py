@@ -36,6 +36,9 @@ class LockOptions:
     indexes: Optional[IndexConfig] = None  # None: the user's pip/uv configuration
     format: str = "conda-lock"  # or pylock (PEP 751, pip-only plans)
     command: Optional[str] = None  # the `gpuenv lock ...` that regenerates the file (its header)
+    # False: the lockfile is for another machine, and a wheel only this machine has (a local
+    # folder's) is an error rather than a path in it (LocalPathsError)
+    local_paths: bool = True
 
 
 @dataclass(frozen=True)
@@ -136,7 +139,8 @@ def lock_plan(
         _refusal(plan, options)
         # gpuenv reads the user's index configuration itself to tell which wheels an index
         # publishes: a location it cannot read is refused now, before uv runs
-        sources = configured_sources(indexes) if options.portable else None
+        strict = not options.local_paths
+        sources = configured_sources(indexes) if options.portable or strict else None
         request = pip_request(plan, indexes, inputs.exclude_newer)
     except BaseException:
         if started is not None:
@@ -164,7 +168,13 @@ def lock_plan(
     pip = pip_lock.artifacts
     fallback = plan_changes(ideal, plan) if ideal else []
     # wheels no index publishes keep their own URL in a portable lockfile, and the lock says so
-    local = not_portable(pip, sources) if sources is not None else {}
+    local = not_portable(pip, sources) if sources is not None and options.portable else {}
+    if not options.local_paths and sources is not None:
+        from gpuenv.lock.portability import refuse_this_machine_only, this_machine_only
+
+        pylock = options.format == PYLOCK
+        only_here = this_machine_only(pip, sources, by_url=pylock or not options.portable)
+        refuse_this_machine_only(pip, only_here, pylock=pylock)
     if options.format == PYLOCK:
         from gpuenv.lock.pylock.write import render_pylock, write_pylock
 
