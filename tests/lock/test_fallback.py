@@ -20,7 +20,7 @@ import requests
 import gpuenv.lock.availability as availability
 from gpuenv.cli import main
 from gpuenv.index.config import IndexConfig
-from gpuenv.lock.availability import framework_packages, resolve_with_sources
+from gpuenv.lock.availability import framework_packages, one_line_per_host, resolve_with_sources
 from gpuenv.lock.fallback import FallbackRefusedError
 from gpuenv.resolve import resolve
 from isolation import only_index
@@ -60,7 +60,7 @@ def framework_indexes_unreachable(
 
     def fetch(index: str, project: str) -> list[str]:
         if index in framework:
-            raise requests.ConnectionError(f"test: {index} is unreachable")
+            raise requests.ConnectionError("test: connection refused")
         return real(index, project)
 
     monkeypatch.setattr(availability, "_fetch", fetch)
@@ -136,6 +136,9 @@ def test_allow_cpu_fallback_locks_the_cpu_build_and_names_the_build_lost(
     assert len(lines) == 1 and planned in lines[0], lines
     assert "[cu132]" not in lines[0]
     assert "torch 2.15.0 [cpu]" in result.output and out.exists()
+    # the framework host that did not answer: one line, not one per CUDA index it serves
+    notes = [line for line in result.output.splitlines() if "unreachable (" in line]
+    assert len(notes) == 1 and "indexes" in notes[0], notes
 
 
 def test_a_fallback_that_keeps_the_gpu_is_allowed_and_printed(
@@ -248,3 +251,20 @@ def test_setup_refuses_the_cpu_fallback_too(
     assert f"{ideal_label(kb, describe)} (the planned build) cannot be locked" in result.output
     result = gpuenv("setup", "torch", "--dry-run", "--allow-cpu-fallback")
     assert "cannot be locked" in result.output and "torch 2.15.0 [cpu]" in result.output
+
+
+def test_unreachable_notes_are_one_line_per_host_and_cause() -> None:
+    notes = [
+        "https://a.example/whl/cu118: unreachable (ConnectionError: refused)",
+        "https://b.example/simple/: unreachable (ConnectionError: refused)",
+        "https://a.example/whl/cu126: unreachable (ConnectionError: refused)",
+        "https://a.example/whl/cu130: unreachable (HTTPError: 503)",
+        "uv configuration: UV_INDEX: not a URL",
+    ]
+    assert one_line_per_host(notes) == [
+        "https://a.example: unreachable (ConnectionError: refused), for its 2 indexes"
+        " /whl/cu118, /whl/cu126",
+        "https://b.example/simple/: unreachable (ConnectionError: refused)",
+        "https://a.example/whl/cu130: unreachable (HTTPError: 503)",
+        "uv configuration: UV_INDEX: not a URL",
+    ]
