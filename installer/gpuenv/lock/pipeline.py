@@ -39,6 +39,10 @@ class LockOptions:
     # False: the lockfile is for another machine, and a wheel only this machine has (a local
     # folder's) is an error rather than a path in it (LocalPathsError)
     local_paths: bool = True
+    # the name the header gives the file, when it is written under another one first (setup
+    # writes `.NAME.PID-XXXX.pending` and renames it once the environment is live)
+    named: Optional[Path] = None
+    up_to_date: Optional[str] = None  # the header's "Up to date?" line; None: `--check`
 
 
 @dataclass(frozen=True)
@@ -188,7 +192,9 @@ def lock_plan(
             "machine-class": options.machine_class,
             "fallback": "; ".join(fallback) or None,
         }
-        header = pylock_header(options.output, plan, options.command)
+        header = pylock_header(
+            options.named or options.output, plan, options.command, **_check_line(options)
+        )
         text = render_pylock(plan, pip, tool, uv_pylock=pip_lock.uv_pylock, header=header)
         write_pylock(options.output, text)
     else:
@@ -199,13 +205,14 @@ def lock_plan(
             1 for p in lockfile.package if p.manager == "pip" and p.url.startswith(PORTABLE_PREFIX)
         )
         header = conda_lock_header(
-            options.output,
+            options.named or options.output,
             plan,
             options.command,
             conda=len(conda),
             pip=len(pip),
             portable_pip=portable,
             not_portable=tuple(sorted(local)),
+            **_check_line(options),
         )
         write_lockfile(lockfile, options.output, header)
     return LockResult(
@@ -217,6 +224,10 @@ def lock_plan(
         exclude_newer=inputs.exclude_newer if pip_lock.cutoff_applied else None,
         notes=indexes.notes + pip_lock.notes + tuple(not_portable_notes(pip, local)),
     )
+
+
+def _check_line(options: LockOptions) -> dict[str, str]:
+    return {"up_to_date": options.up_to_date} if options.up_to_date else {}
 
 
 def _load_in_background(load: Callable[[], object]) -> threading.Thread:
