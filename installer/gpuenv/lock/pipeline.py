@@ -260,7 +260,9 @@ def check_lockfile(plan: Plan, options: LockOptions, fallback: str = "gpu") -> t
         if refused:
             return False, f"{options.output} is not what its plan wants: {refused}"
         return True, f"{options.output} is up to date"
-    changes = plan_changes(locked.plan, plan)
+    from gpuenv.lock.staleness import stale_causes
+
+    changes = stale_causes(locked, plan)
     return False, f"{options.output} is stale: " + (
         "; ".join(changes) or "its lock options changed"
     )
