@@ -257,6 +257,7 @@ def _resolve_here(
         unreachable = [n for n in sourced.notes() if n not in sourced.fresh]
         why = "; ".join(unreachable) or "the configured indexes lack the newer files"
         notes.append(f"what the sources publish changed the plan ({'; '.join(changes)}): {why}")
+        notes += [f"fallback: {line}" for line in sourced.fallback]
     plan = with_packages(plan, opts.extra_packages())
     if opts.python or python_available(plan.python, machine, say, may_install=not opts.dry_run):
         return plan, notes
@@ -272,6 +273,16 @@ def _resolve_here(
             )
         except ResolveError:
             continue
+        # the Python here must not cost the GPU silently either: the same policy as above,
+        # against what this Python would get with every source reachable
+        from gpuenv.lock.fallback import check_fallback
+
+        ideal = resolve(machine, requirements, kb=kb, python=version, **args)
+        policy = "cpu" if opts.allow_cpu_fallback else "gpu"
+        notes += [
+            f"fallback: {line}"
+            for line in check_fallback(ideal, fallback, policy, cpu_flag="--allow-cpu-fallback")
+        ]
         notes.append(
             f"Python {plan.python} is not on this machine and uv could not install it; planned"
             f" for Python {version}, which is (pass --python to choose)"

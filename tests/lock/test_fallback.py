@@ -268,3 +268,24 @@ def test_unreachable_notes_are_one_line_per_host_and_cause() -> None:
         "https://a.example/whl/cu130: unreachable (HTTPError: 503)",
         "uv configuration: UV_INDEX: not a URL",
     ]
+
+
+def test_setup_prints_a_fallback_that_keeps_the_gpu(
+    gpuenv: Callable[..., Ran],
+    monkeypatch: pytest.MonkeyPatch,
+    kb: Any,
+    describe: Any,
+    tmp_path: Path,
+) -> None:
+    import gpuenv.detect as detect
+
+    wheel = build_wheel(tmp_path / "w", "torch", "2.6.0+cu118", tag="py3-none-win_amd64")
+    only_index(monkeypatch, build_simple_index(tmp_path / "mirror", [wheel]))
+    monkeypatch.setenv("GPUENV_HOME", str(tmp_path / "home"))
+    machine = describe("GeForce 940M", "457.49", os_name="windows")
+    monkeypatch.setattr(detect, "detect_machine", lambda: machine)
+    result = gpuenv("setup", "torch", "--dry-run")
+    assert result.exit_code == 0, result.output
+    planned = ideal_label(kb, describe)
+    assert f"fallback: {planned} (the planned build) cannot be locked" in result.output
+    assert "torch 2.6.0 [cu118], which runs on this GPU too" in result.output
