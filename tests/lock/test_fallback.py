@@ -289,3 +289,27 @@ def test_setup_prints_a_fallback_that_keeps_the_gpu(
     planned = ideal_label(kb, describe)
     assert f"fallback: {planned} (the planned build) cannot be locked" in result.output
     assert "torch 2.6.0 [cu118], which runs on this GPU too" in result.output
+
+
+def test_a_mirror_given_with_index_gives_the_planned_gpu_build(
+    gpuenv: Callable[..., Ran],
+    monkeypatch: pytest.MonkeyPatch,
+    cpu_index: str,
+    kb: Any,
+    describe: Any,
+    tmp_path: Path,
+) -> None:
+    """The way out the refusal names: a mirror of the framework index, on the command line."""
+    only_index(monkeypatch, cpu_index)
+    plan = resolve(describe("GeForce 940M", "457.49", os_name="windows"), ["torch"], kb=kb)
+    torch = plan.frameworks["torch"]
+    wheel = build_wheel(
+        tmp_path / "w", "torch", f"{torch.version}+{torch.variant}", tag="py3-none-win_amd64"
+    )
+    mirror = build_simple_index(tmp_path / "mirror", [wheel])
+    out = tmp_path / "x.conda-lock.yml"
+    args = ["torch", *LAPTOP, "--python", "3.12", "-o", str(out), "--local-paths"]
+    result = gpuenv("lock", *args, "--index", mirror)
+    assert result.exit_code == 0, result.output
+    assert f"locked {ideal_label(kb, describe)}" in result.output and "(cuda)" in result.output
+    assert gpuenv("lock", *args, "--index", "ftp://mirror.example/simple").exit_code == 2

@@ -94,6 +94,14 @@ if TYPE_CHECKING:
 )
 @click.option("--class", "class_names", multiple=True, help="With --lab: only these classes.")
 @click.option(
+    "--index",
+    "extra_indexes",
+    multiple=True,
+    metavar="URL",
+    help="Also look for packages on this index (repeatable), after the ones your pip or uv"
+    " settings name: a mirror of an index that cannot be reached from here.",
+)
+@click.option(
     "--allow-cpu-fallback",
     is_flag=True,
     help="When the planned GPU build cannot be locked (its index unreachable, a wheel missing),"
@@ -124,10 +132,11 @@ def lock_command(
     check: bool,
     lab_file: Optional[Path],
     class_names: tuple[str, ...],
+    extra_indexes: tuple[str, ...],
     allow_cpu_fallback: bool,
 ) -> None:
     """Lock REQUIREMENTS (torch, 'tensorflow>=2.11', jax) for a machine into a reproducible lockfile."""
-    from gpuenv.index.config import user_index_config
+    from gpuenv.index.config import user_index_config, with_indexes
     from gpuenv.lock import LockOptions, check_lockfile, lock_plan, start_pip_lock
     from gpuenv.lock.conda import DEFAULT_CHANNELS
     from gpuenv.lock.names import PYLOCK, LockNameError, check_output, default_output
@@ -142,7 +151,7 @@ def lock_command(
         raise click.UsageError("--class picks classes of a lab file: give --lab FILE with it")
     as_json = json_output.requested()
     kb = load_knowledge_base()
-    indexes = user_index_config()
+    indexes = with_indexes(user_index_config(), extra_indexes)
     if lab_file is not None:
         switches = _LabSwitches(allow_cpu_fallback, require_gpu, no_probe)
         raise SystemExit(_lock_lab(lab_file, class_names, check, kb, indexes, channels, switches))

@@ -108,8 +108,9 @@ def check_fallback(ideal: Plan, plan: Plan, policy: str, *, cpu_flag: str) -> li
 def _how_to_proceed(allow: str) -> str:
     return (
         ". The lock stops rather than write a stack worse than the plan. To proceed: reach the"
-        " index through a mirror (add the mirror to your pip or uv settings: PIP_EXTRA_INDEX_URL,"
-        f" UV_INDEX, pip.conf or uv.toml), lock on a machine that reaches it, or {allow}"
+        " index through a mirror (in your pip or uv settings: PIP_EXTRA_INDEX_URL, UV_INDEX,"
+        " pip.conf or uv.toml; `gpuenv lock` also takes --index URL), lock on a machine that"
+        f" reaches it, or {allow}"
     )
 
 
