@@ -238,6 +238,7 @@ def _resolve_here(
 ) -> tuple[Plan, list[str]]:
     from gpuenv.lock import plan_changes
     from gpuenv.lock.availability import resolve_with_sources
+    from gpuenv.lock.fallback import check_fallback, policy_for
     from gpuenv.resolve import ResolveError, resolve
 
     args: dict[str, Any] = dict(no_gpu=opts.no_gpu, require_gpu=opts.require_gpu)
@@ -247,7 +248,7 @@ def _resolve_here(
         kb,
         indexes,
         python=opts.python,
-        fallback="cpu" if opts.allow_cpu_fallback else "gpu",
+        fallback=policy_for(opts.allow_cpu_fallback),
         **args,
     )
     plan = sourced.plan
@@ -275,10 +276,8 @@ def _resolve_here(
             continue
         # the Python here must not cost the GPU silently either: the same policy as above,
         # against what this Python would get with every source reachable
-        from gpuenv.lock.fallback import check_fallback
-
         ideal = resolve(machine, requirements, kb=kb, python=version, **args)
-        policy = "cpu" if opts.allow_cpu_fallback else "gpu"
+        policy = policy_for(opts.allow_cpu_fallback)
         notes += [
             f"fallback: {line}"
             for line in check_fallback(ideal, fallback, policy, cpu_flag="--allow-cpu-fallback")

@@ -375,3 +375,10 @@ def test_a_class_says_what_fallback_it_accepts(
 ) -> None:
     lab = load_lab(lab_file(tmp_path, STACK + GPU_CLASS + written), kb)
     assert lab.classes[0].fallback == policy
+
+
+def test_the_lab_file_knows_the_lock_stage_policies() -> None:
+    from gpuenv.lab.schema import FALLBACK_CHOICES
+    from gpuenv.lock.fallback import DEFAULT_POLICY, FALLBACK_POLICIES
+
+    assert FALLBACK_CHOICES == FALLBACK_POLICIES and DEFAULT_POLICY == "gpu"

@@ -139,6 +139,7 @@ def lock_command(
     from gpuenv.index.config import user_index_config, with_indexes
     from gpuenv.lock import LockOptions, check_lockfile, lock_plan, start_pip_lock
     from gpuenv.lock.conda import DEFAULT_CHANNELS
+    from gpuenv.lock.fallback import policy_for
     from gpuenv.lock.names import PYLOCK, LockNameError, check_output, default_output
     from gpuenv.recipes import load_knowledge_base
     from gpuenv.resolve import DEFAULT_REQUIREMENTS, resolve
@@ -222,14 +223,14 @@ def lock_command(
                     kb,
                     indexes,
                     ideal=ideal,
-                    fallback="cpu" if allow_cpu_fallback else "gpu",
+                    fallback=policy_for(allow_cpu_fallback),
                     **resolve_args,
                 )
                 plan, ideal = sourced.plan, sourced.ideal
                 notes += sourced.notes()
                 fallen = list(sourced.fallback)
         if check:
-            ok, message = check_lockfile(plan, options, "cpu" if allow_cpu_fallback else "gpu")
+            ok, message = check_lockfile(plan, options, policy_for(allow_cpu_fallback))
             if as_json:
                 json_output.emit_result(
                     click.get_current_context(),

@@ -48,8 +48,9 @@ CLASS_KEYS = (
     "priority",
     "fallback",
 )
-# What a class's lock accepts when its planned build cannot be had (gpuenv.lock.fallback):
-# nothing; builds that keep the GPU (the default); the CPU build too.
+# What a class's lock accepts when its planned build cannot be had: nothing; builds that keep
+# the GPU (the default); the CPU build too. gpuenv.lock.fallback.FALLBACK_POLICIES, written
+# out: importing the lock stage would slow every lab file read (a test holds them equal)
 FALLBACK_CHOICES = ("none", "gpu", "cpu")
 
 # Class names become `<name>.lock.yml`: plain names only, no dot at either end (Windows drops a

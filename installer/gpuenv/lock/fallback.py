@@ -22,6 +22,11 @@ FALLBACK_POLICIES = ("none", "gpu", "cpu")
 DEFAULT_POLICY = "gpu"
 
 
+def policy_for(allow_cpu_fallback: bool) -> str:
+    """The policy of a command line: the default, or any fallback with --allow-cpu-fallback."""
+    return "cpu" if allow_cpu_fallback else DEFAULT_POLICY
+
+
 class FallbackRefusedError(SourceUnreachableError):
     """The planned build could not be locked and the fallback is not allowed (exit 5)."""
 
