@@ -47,6 +47,7 @@ class SetupOptions:
     force: bool = False
     packages: tuple[str, ...] = ()  # extra packages locked beside the frameworks
     jupyter: bool = False  # also install ipykernel and register a kernel
+    allow_cpu_fallback: bool = False  # a CPU build where the planned GPU one cannot be locked
 
     @property
     def wants_kernel(self) -> bool:
@@ -92,6 +93,8 @@ def inputs_hash(
         "require_gpu": opts.require_gpu,
         "packages": list(opts.packages),
         "jupyter": opts.jupyter,
+        # only when given, so that setups recorded before the option stay unchanged
+        **({"allow_cpu_fallback": True} if opts.allow_cpu_fallback else {}),
         "knowledge_base": kb.digest,
         "indexes": [*indexes.all_indexes(), *indexes.find_links],
     }
@@ -207,8 +210,16 @@ def plan_setup(
             locked = load_locked(lockfile)  # read once: what is shown is what is installed
             return SetupPlan(locked.plan, lockfile, cls.name, tuple(notes), True, locked)
         notes.append(f"{lockfile} does not exist yet: it will be locked for this class")
-        plan, _ideal = lab_class_plan(opts.lab, cls.name, kb, indexes)
-        return SetupPlan(plan, lockfile, cls.name, tuple(notes), False)
+        chosen = lab_class_plan(
+            opts.lab,
+            cls.name,
+            kb,
+            indexes,
+            allow_cpu_fallback=opts.allow_cpu_fallback,
+            require_gpu=opts.require_gpu,
+        )
+        notes += [f"fallback: {line}" for line in chosen.fallback]
+        return SetupPlan(chosen.plan, lockfile, cls.name, tuple(notes), False)
     requirements = opts.requirements or (
         opts.lab.requirements if opts.lab else DEFAULT_REQUIREMENTS
     )
@@ -227,10 +238,19 @@ def _resolve_here(
 ) -> tuple[Plan, list[str]]:
     from gpuenv.lock import plan_changes
     from gpuenv.lock.availability import resolve_with_sources
+    from gpuenv.lock.fallback import check_fallback, policy_for
     from gpuenv.resolve import ResolveError, resolve
 
     args: dict[str, Any] = dict(no_gpu=opts.no_gpu, require_gpu=opts.require_gpu)
-    sourced = resolve_with_sources(machine, requirements, kb, indexes, python=opts.python, **args)
+    sourced = resolve_with_sources(
+        machine,
+        requirements,
+        kb,
+        indexes,
+        python=opts.python,
+        fallback=policy_for(opts.allow_cpu_fallback),
+        **args,
+    )
     plan = sourced.plan
     notes: list[str] = list(sourced.fresh)
     changes = plan_changes(sourced.ideal, plan)
@@ -238,6 +258,7 @@ def _resolve_here(
         unreachable = [n for n in sourced.notes() if n not in sourced.fresh]
         why = "; ".join(unreachable) or "the configured indexes lack the newer files"
         notes.append(f"what the sources publish changed the plan ({'; '.join(changes)}): {why}")
+        notes += [f"fallback: {line}" for line in sourced.fallback]
     plan = with_packages(plan, opts.extra_packages())
     if opts.python or python_available(plan.python, machine, say, may_install=not opts.dry_run):
         return plan, notes
@@ -253,6 +274,14 @@ def _resolve_here(
             )
         except ResolveError:
             continue
+        # the Python here must not cost the GPU silently either: the same policy as above,
+        # against what this Python would get with every source reachable
+        ideal = resolve(machine, requirements, kb=kb, python=version, **args)
+        policy = policy_for(opts.allow_cpu_fallback)
+        notes += [
+            f"fallback: {line}"
+            for line in check_fallback(ideal, fallback, policy, cpu_flag="--allow-cpu-fallback")
+        ]
         notes.append(
             f"Python {plan.python} is not on this machine and uv could not install it; planned"
             f" for Python {version}, which is (pass --python to choose)"

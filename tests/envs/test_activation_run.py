@@ -28,10 +28,13 @@ def lab_env(install_repos: InstallRepos, tmp_path: Path) -> Path:
 
 
 def test_run_executes_inside_the_environment_and_passes_the_status_on(lab_env: Path) -> None:
-    shown = gpuenv("run", "-n", "lab", "--", "python", "-c", "import jax, sys; print(sys.prefix)")
+    script = "import jax, os, sys; print(os.environ['VIRTUAL_ENV']); print(sys.prefix)"
+    shown = gpuenv("run", "-n", "lab", "--", "python", "-c", script)
     assert shown.returncode == 0, shown.stderr
-    prefix = Path(shown.stdout.strip())
-    assert prefix.name.startswith("lab-") and prefix.parent.name == ".versions"
+    venv, prefix = (Path(line) for line in shown.stdout.split())
+    # the environment's stable link, not the version folder a rebuild replaces (issue 18)
+    assert venv.name == "lab" and ".versions" not in venv.parts
+    assert prefix.resolve().name.startswith("lab-") and prefix.resolve().parent.name == ".versions"
     failed = gpuenv("run", "-n", "lab", "--", "python", "-c", "raise SystemExit(7)")
     assert failed.returncode == 7
 
@@ -58,7 +61,9 @@ def test_activate_hook_for_a_venv_is_evaluated_by_bash(lab_env: Path) -> None:
         check=False,
     )
     assert out.returncode == 0, out.stderr
-    assert ".versions/lab-" in out.stdout
+    assert Path(out.stdout.strip()).resolve().parent.name == ".versions"
+    # the hook names the stable link: a shell activated before a rebuild keeps working
+    assert ".versions" not in hook.stdout and hook.stdout.split()[1].endswith("/lab/bin/activate")
     assert gpuenv("activate", "-n", "lab", "--shell", "elvish").returncode == 2
 
 

@@ -103,6 +103,19 @@ def test_setup_records_its_lockfile_once_the_environment_is_live(stack: dict[str
     assert setup() == 0 and recorded() == first  # nothing changed: a no-op
 
 
+def test_the_recorded_lockfile_header_names_the_file_and_how_to_refresh_it(
+    stack: dict[str, str],
+) -> None:
+    """Written as a pending file and renamed: its header names the file it became, and says
+    how setup's lockfile is refreshed (setup has no --check)."""
+    assert setup() == 0
+    header = Path(recorded()["lockfile"]).read_text(encoding="utf-8").split("version: 1")[0]
+    assert "# Install:     gpuenv install default.lock.yml " in header
+    assert ".pending" not in header
+    assert "# Regenerate:  gpuenv setup -n default" in header
+    assert "# Up to date?  gpuenv setup -n default again" in header and "--check" not in header
+
+
 def test_setup_interrupted_before_the_swap_keeps_the_old_lockfile(
     stack: dict[str, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:

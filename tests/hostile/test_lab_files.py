@@ -120,6 +120,19 @@ def test_the_example_lab_file_is_valid(kb: KnowledgeBase) -> None:
         (STACK + CPU_CLASS.replace('"linux"', '"beos"'), r"os must be one of"),
         (STACK + CPU_CLASS + 'arch = "sparc"\n', r"arch: unknown CPU architecture"),
         (STACK + CPU_CLASS + 'priority = "high"\n', r"priority: expected an integer"),
+        # what a class accepts when its planned build cannot be locked (issue 18)
+        (STACK + GPU_CLASS + "fallback = true\n", r"fallback: expected a string, got a boolean"),
+        (STACK + GPU_CLASS + 'fallback = ["cpu"]\n', r"fallback: expected a string, got a list"),
+        (
+            STACK + GPU_CLASS + 'fallback = "any"\n',
+            r"fallback = 'any': expected one of 'none', 'gpu', 'cpu'",
+        ),
+        (STACK + GPU_CLASS + 'fallback = "CPU "\n', r"fallback = 'CPU': expected one of"),
+        (STACK + GPU_CLASS + 'fallback = ""\n', r"fallback is empty"),
+        (
+            STACK + GPU_CLASS + 'fallbacks = "cpu"\n',
+            r"unknown key 'fallbacks'; did you mean 'fallback'",
+        ),
         (
             '[lab]\nlockfiles = "/etc"\n' + STACK + CPU_CLASS,
             r"lockfiles = '/etc': give a folder relative",
@@ -359,3 +372,21 @@ def test_jupyter_true_adds_ipykernel_once(tmp_path: Path, kb: KnowledgeBase) -> 
 def test_jupyter_must_be_true_or_false(value: str, tmp_path: Path, kb: KnowledgeBase) -> None:
     message = refused(lab_file(tmp_path, STACK + f"jupyter = {value}\n" + CPU_CLASS), kb)
     assert "jupyter: expected true or false" in message
+
+
+@pytest.mark.parametrize(
+    ("written", "policy"),
+    [("", "gpu"), ('fallback = "none"\n', "none"), ('fallback = "cpu"\n', "cpu")],
+)
+def test_a_class_says_what_fallback_it_accepts(
+    written: str, policy: str, tmp_path: Path, kb: KnowledgeBase
+) -> None:
+    lab = load_lab(lab_file(tmp_path, STACK + GPU_CLASS + written), kb)
+    assert lab.classes[0].fallback == policy
+
+
+def test_the_lab_file_knows_the_lock_stage_policies() -> None:
+    from gpuenv.lab.schema import FALLBACK_CHOICES
+    from gpuenv.lock.fallback import DEFAULT_POLICY, FALLBACK_POLICIES
+
+    assert FALLBACK_CHOICES == FALLBACK_POLICIES and DEFAULT_POLICY == "gpu"

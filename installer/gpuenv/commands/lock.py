@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import shlex
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 import click
 
 from gpuenv.commands import json_output
+from gpuenv.commands.assumed import assumed_field
 from gpuenv.commands.lock_json import (
     absolute,
     check_json,
@@ -50,6 +52,13 @@ if TYPE_CHECKING:
     " (conda-lock format only).",
 )
 @click.option(
+    "--local-paths",
+    is_flag=True,
+    help="In a lockfile for another machine (--os/--gpu/--driver/--machine, or a plan for"
+    " another platform), allow wheels only this machine's folders have (find-links, file://"
+    " indexes), by their paths; without it they are an error.",
+)
+@click.option(
     "--channel", "channels", multiple=True, help="conda channel (repeatable; default conda-forge)."
 )
 @click.option(
@@ -84,6 +93,21 @@ if TYPE_CHECKING:
     help="Lock every machine class of this lab file into its lockfiles folder (portable).",
 )
 @click.option("--class", "class_names", multiple=True, help="With --lab: only these classes.")
+@click.option(
+    "--index",
+    "extra_indexes",
+    multiple=True,
+    metavar="URL",
+    help="Also look for packages on this index (repeatable), after the ones your pip or uv"
+    " settings name: a mirror of an index that cannot be reached from here.",
+)
+@click.option(
+    "--allow-cpu-fallback",
+    is_flag=True,
+    help="When the planned GPU build cannot be locked (its index unreachable, a wheel missing),"
+    " lock the CPU build instead of failing (exit 5). Fallbacks that keep the GPU are always"
+    " allowed (with --lab: as each class's `fallback` says).",
+)
 @click.pass_context
 def lock_command(
     ctx: click.Context,
@@ -100,6 +124,7 @@ def lock_command(
     plan_file: Optional[Path],
     output: Optional[Path],
     portable: bool,
+    local_paths: bool,
     channels: tuple[str, ...],
     exclude_newer: str,
     fmt: str,
@@ -107,11 +132,14 @@ def lock_command(
     check: bool,
     lab_file: Optional[Path],
     class_names: tuple[str, ...],
+    extra_indexes: tuple[str, ...],
+    allow_cpu_fallback: bool,
 ) -> None:
     """Lock REQUIREMENTS (torch, 'tensorflow>=2.11', jax) for a machine into a reproducible lockfile."""
-    from gpuenv.index.config import user_index_config
+    from gpuenv.index.config import user_index_config, with_indexes
     from gpuenv.lock import LockOptions, check_lockfile, lock_plan, start_pip_lock
     from gpuenv.lock.conda import DEFAULT_CHANNELS
+    from gpuenv.lock.fallback import policy_for
     from gpuenv.lock.names import PYLOCK, LockNameError, check_output, default_output
     from gpuenv.recipes import load_knowledge_base
     from gpuenv.resolve import DEFAULT_REQUIREMENTS, resolve
@@ -124,9 +152,10 @@ def lock_command(
         raise click.UsageError("--class picks classes of a lab file: give --lab FILE with it")
     as_json = json_output.requested()
     kb = load_knowledge_base()
-    indexes = user_index_config()
+    indexes = with_indexes(user_index_config(), extra_indexes)
     if lab_file is not None:
-        raise SystemExit(_lock_lab(lab_file, class_names, check, kb, indexes, channels))
+        switches = _LabSwitches(allow_cpu_fallback, require_gpu, no_probe)
+        raise SystemExit(_lock_lab(lab_file, class_names, check, kb, indexes, channels, switches))
     output = output or default_output(fmt)
     try:
         check_output(fmt, output)
@@ -137,17 +166,23 @@ def lock_command(
             "--portable is for conda-lock files: PEP 751 names every wheel by its URL, which uv"
             " and pip need. Drop --portable, or use --format conda-lock."
         )
+    # a lockfile for another machine carries nothing of this one: index-relative entries, and
+    # no path of this machine's folders unless --local-paths asks for them
+    elsewhere = _for_another_machine(plan_file, machine_file, gpu, driver, os_name, arch)
     options = LockOptions(
         command=regenerate_command(ctx, output),
         output=output,
         channels=channels or DEFAULT_CHANNELS,
-        portable=portable,
+        portable=portable or (elsewhere and fmt != PYLOCK),
         exclude_newer=exclude_newer,
         indexes=indexes,
         format=fmt,
+        local_paths=local_paths or not elsewhere,
     )
     notes: list[str] = list(indexes.notes)
     early: Optional[PipCompile] = None  # uv, started before the index probe
+    fallen: list[str] = []  # the builds the sources did not give, and what replaced them
+    assumed_json: dict[str, str] = {}  # what the plan assumed of a described machine
     try:
         if plan_file is not None:
             plan = _read_plan_file(plan_file)
@@ -161,6 +196,20 @@ def lock_command(
             )
             reqs = requirements or DEFAULT_REQUIREMENTS
             ideal = plan = resolve(machine, reqs, kb=kb, **resolve_args)
+            from gpuenv.commands import assumed
+            from gpuenv.lock.targets import DEFAULT_GLIBC
+
+            assumptions = assumed.assumed_by(
+                kb,
+                machine,
+                ideal,
+                by_flags=assumed.described(machine_file, gpu, driver, os_name, arch),
+                driver=driver,
+                python=python,
+                glibc_floor=DEFAULT_GLIBC,
+            )
+            assumed.say(assumptions)
+            assumed_json = assumed.as_json(assumptions)
             if not (check or no_probe):
                 # uv starts on the plan resolved as if every source answered, then the index
                 # probe runs beside it; lock_plan uses that run when the probe leaves the pip
@@ -169,12 +218,19 @@ def lock_command(
                 from gpuenv.lock.availability import resolve_with_sources
 
                 sourced = resolve_with_sources(
-                    machine, reqs, kb, indexes, ideal=ideal, **resolve_args
+                    machine,
+                    reqs,
+                    kb,
+                    indexes,
+                    ideal=ideal,
+                    fallback=policy_for(allow_cpu_fallback),
+                    **resolve_args,
                 )
                 plan, ideal = sourced.plan, sourced.ideal
                 notes += sourced.notes()
+                fallen = list(sourced.fallback)
         if check:
-            ok, message = check_lockfile(plan, options)
+            ok, message = check_lockfile(plan, options, policy_for(allow_cpu_fallback))
             if as_json:
                 json_output.emit_result(
                     click.get_current_context(),
@@ -190,6 +246,9 @@ def lock_command(
             click.echo(f"note: {note}", err=True)
         for warning in plan.warnings:
             click.echo(f"warning: {warning}", err=True)
+        for line in fallen:
+            if not any(line in w for w in plan.warnings):
+                click.echo(f"warning: fallback: {line}", err=True)
         before = file_sha256(options.output) if as_json else None
         result = lock_plan(plan, options, ideal, started=early)
     finally:
@@ -205,6 +264,7 @@ def lock_command(
             fallback=fallback(ideal, plan),
             notes=list(dict.fromkeys([*notes, *result.notes])),
             warnings=list(plan.warnings),
+            **assumed_field(assumed_json),
         )
         return
     stack = ", ".join(f"{n} {f.version} [{f.variant}]" for n, f in plan.frameworks.items())
@@ -213,6 +273,42 @@ def lock_command(
         f"locked {stack} for {plan.platform}, Python {plan.python} ({plan.accelerator}): "
         f"{result.pip_count} pip and {result.conda_count} conda packages{era} -> {result.path}"
     )
+
+
+def _for_another_machine(
+    plan_file: Optional[Path],
+    machine_file: Optional[Path],
+    gpu: Optional[str],
+    driver: Optional[str],
+    os_name: Optional[str],
+    arch: Optional[str],
+) -> bool:
+    """Whether the lock is for a machine other than this one: described by flags or a machine
+    file, or a saved plan for another platform."""
+    from gpuenv.commands.assumed import described
+
+    if machine_file is not None or described(None, gpu, driver, os_name, arch):
+        return True
+    if plan_file is None:
+        return False
+    from gpuenv.machine import conda_platform
+
+    here = conda_platform(_this_os(), _this_arch())
+    return bool(_read_plan_file(plan_file).platform != here)
+
+
+def _this_os() -> str:
+    import sys
+
+    return {"win32": "windows", "darwin": "macos"}.get(sys.platform, "linux")
+
+
+def _this_arch() -> str:
+    import platform
+
+    from gpuenv.machine import normalize_arch
+
+    return normalize_arch(platform.machine() or "x86_64")
 
 
 # What --lab and --plan decide themselves: each of these given beside them would be ignored, so
@@ -230,7 +326,14 @@ _PLAN_FLAGS = (
     "no_probe",
 )
 _NOT_WITH_PLAN = _PLAN_FLAGS
-_NOT_WITH_LAB = (*_PLAN_FLAGS, "plan_file", "output", "exclude_newer", "fmt")
+# --require-gpu, --no-probe and --allow-cpu-fallback apply to every class of a lab
+_NOT_WITH_LAB = (
+    *(f for f in _PLAN_FLAGS if f not in ("require_gpu", "no_probe")),
+    "plan_file",
+    "output",
+    "exclude_newer",
+    "fmt",
+)
 _LAB_DECIDES = (
     "the stack and the machines (the lab file's [stack] and [[class]] rows, always portable)"
 )
@@ -280,6 +383,15 @@ def regenerate_command(ctx: click.Context, output: Path) -> str:
     return shlex.join([*parts, "-o", str(output)])
 
 
+@dataclass(frozen=True)
+class _LabSwitches:
+    """The command line's word on every class of a lab."""
+
+    allow_cpu_fallback: bool = False  # widen each class's `fallback` to "cpu"
+    require_gpu: bool = False  # a GPU class that cannot get the GPU fails (exit 3)
+    no_probe: bool = False  # lock each class's plan as resolved, without asking the indexes
+
+
 def _lock_lab(
     lab_file: Path,
     class_names: tuple[str, ...],
@@ -287,10 +399,18 @@ def _lock_lab(
     kb: Any,
     indexes: Any,
     channels: tuple[str, ...],
+    switches: _LabSwitches = _LabSwitches(),
 ) -> int:
     """Every class's lockfile (portable); with --check, which are stale. The exit status."""
     from gpuenv.errors import exit_code
-    from gpuenv.lab.load import lab_class_plan, load_lab, with_packages
+    from gpuenv.lab.load import (
+        ClassPlan,
+        class_policy,
+        class_requires_gpu,
+        lab_class_plan,
+        load_lab,
+        with_packages,
+    )
     from gpuenv.lock import LockOptions, check_lockfile, lock_plan
     from gpuenv.lock.conda import DEFAULT_CHANNELS
     from gpuenv.resolve import resolve
@@ -311,9 +431,15 @@ def _lock_lab(
             machine_class=cls.name,
         )
         try:
+            policy = class_policy(cls, switches.allow_cpu_fallback)
+            require = class_requires_gpu(cls, switches.require_gpu)
+            if check or switches.no_probe:
+                plan = resolve(
+                    cls.machine(), lab.requirements, kb=kb, python=lab.python, require_gpu=require
+                )
+                plan = with_packages(plan, lab.packages)
             if check:
-                plan = resolve(cls.machine(), lab.requirements, kb=kb, python=lab.python)
-                ok, message = check_lockfile(with_packages(plan, lab.packages), options)
+                ok, message = check_lockfile(plan, options, policy)
                 missing = not options.output.exists()
                 label = "ok     " if ok else ("MISSING" if missing else "STALE  ")
                 if as_json:
@@ -331,7 +457,20 @@ def _lock_lab(
                     failed += 1
                     statuses.add(1)
                 continue
-            plan, ideal = lab_class_plan(lab, cls.name, kb, indexes)
+            if switches.no_probe:
+                chosen = ClassPlan(plan, plan)
+            else:
+                chosen = lab_class_plan(
+                    lab,
+                    cls.name,
+                    kb,
+                    indexes,
+                    allow_cpu_fallback=switches.allow_cpu_fallback,
+                    require_gpu=switches.require_gpu,
+                )
+            plan, ideal = chosen.plan, chosen.ideal
+            for line in chosen.fallback:
+                click.echo(f"warning: {cls.name}: fallback: {line}", err=True)
             before = file_sha256(options.output) if as_json else None
             result = lock_plan(plan, options, ideal)
             for note in result.notes:

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Optional
 
 import click
 
+from gpuenv.commands.assumed import assumed_field
 from gpuenv.commands.json_output import emit_result, json_option
 from gpuenv.commands.machine_options import machine_from_options, plan_options
 from gpuenv.recipes import load_knowledge_base
@@ -25,12 +27,15 @@ def _plan(
     python: Optional[str],
     no_gpu: bool,
     require_gpu: bool,
-) -> Plan:
+) -> tuple[Plan, dict[str, str]]:
+    """The plan, and what it assumed of a described machine (each said on stderr)."""
+    from gpuenv.commands import assumed
+
     kb = load_knowledge_base()
     machine = machine_from_options(
         kb, machine_file=machine_file, gpu=gpu, driver=driver, os_name=os_name, arch=arch
     )
-    return resolve(
+    plan = resolve(
         machine,
         requirements or DEFAULT_REQUIREMENTS,
         kb=kb,
@@ -39,6 +44,10 @@ def _plan(
         require_gpu=require_gpu,
         gpu_index=gpu_index,
     )
+    by_flags = assumed.described(machine_file, gpu, driver, os_name, arch)
+    items = assumed.assumed_by(kb, machine, plan, by_flags=by_flags, driver=driver, python=python)
+    assumed.say(items)
+    return plan, assumed.as_json(items)
 
 
 @click.command("resolve")
@@ -52,9 +61,11 @@ def resolve_command(
 
     With no requirements, plans PyTorch.
     """
-    plan = _plan(requirements, **opts)  # type: ignore[arg-type]
+    plan, assumed = _plan(requirements, **opts)  # type: ignore[arg-type]
     if as_json:
-        click.echo(plan.dumps(), nl=False)
+        # the Plan with what it assumed; `lock --plan` reads it back as a Plan
+        data = {**plan.to_json(), **assumed_field(assumed)}
+        click.echo(json.dumps(data, indent=2))
     else:
         click.echo(render(plan, explain=verbose))
 
@@ -64,8 +75,9 @@ def resolve_command(
 @json_option("Print the explanation as JSON: the whole Plan, rejected candidates included.")
 def explain_command(requirements: tuple[str, ...], as_json: bool, **opts: object) -> None:
     """Like resolve, and list every rejected candidate with the rule that rejected it."""
-    plan = _plan(requirements, **opts)  # type: ignore[arg-type]
+    plan, assumed = _plan(requirements, **opts)  # type: ignore[arg-type]
     if as_json:  # the Plan as it is: whatever explain material it carries comes along
-        emit_result(click.get_current_context(), plan=plan.to_json(with_rejected=True))
+        data = {**plan.to_json(with_rejected=True), **assumed_field(assumed)}
+        emit_result(click.get_current_context(), plan=data)
     else:
         click.echo(render(plan, explain=True))

@@ -41,16 +41,20 @@ def run_command(name: Optional[str], prefix: Optional[Path], command: tuple[str,
     """
     from gpuenv.envs.activation import command_environment
 
-    _where, env_dir, meta = _environment(name, prefix)
+    where, env_dir, meta = _environment(name, prefix)
     windows = sys.platform == "win32"
-    env = command_environment(env_dir, str(meta.get("backend", "venv")), os.environ, windows)
+    # the link, not the version folder it points to: a rebuild replaces (and the next one
+    # deletes) that folder, and the command's PATH must stay valid, as the kernel's does
+    env = command_environment(where.link, str(meta.get("backend", "venv")), os.environ, windows)
     argv = list(command)
     if windows:  # no exec on Windows: run it and pass its status on
         sys.exit(subprocess.call(argv, env=env))
     try:
         os.execvpe(argv[0], argv, env)
     except FileNotFoundError:
-        raise click.UsageError(f"{argv[0]}: command not found in {env_dir} or on PATH") from None
+        raise click.UsageError(
+            f"{argv[0]}: command not found in {where.link} ({env_dir}) or on PATH"
+        ) from None
     except PermissionError:
         raise click.UsageError(f"{argv[0]}: not executable") from None
 
@@ -73,11 +77,12 @@ def activate_command(
     """
     from gpuenv.envs.activation import activate_hint, detect_shell, shell_hook
 
-    where, env_dir, meta = _environment(name, prefix)
+    where, _env_dir, meta = _environment(name, prefix)
     shell = shell or detect_shell(os.environ, sys.platform == "win32")
     backend = str(meta.get("backend", "venv"))
     if hint:
         click.echo(activate_hint(where.link, backend, shell, name))
         return
     platform = str(meta.get("platform", ""))
-    click.echo(shell_hook(env_dir, backend, shell, platform))
+    # the link: a shell activated before a rebuild keeps working after it
+    click.echo(shell_hook(where.link, backend, shell, platform))

@@ -327,3 +327,16 @@ def uv_builtin_default_index(uv: str) -> str:
 
 class IndexConfigError(GpuenvError, RuntimeError):
     exit_code = USAGE_EXIT
+
+
+def with_indexes(config: IndexConfig, urls: tuple[str, ...]) -> IndexConfig:
+    """`config` with the command line's `--index URL`s added after its own extra indexes: a
+    mirror of a framework index that the configured ones lack (each checked like a configured
+    location)."""
+    if not urls:
+        return config
+    import dataclasses
+
+    checked = tuple(checked_location(u, f"--index {u}") for u in urls)
+    extra = tuple(dict.fromkeys([*config.extra_index_urls, *checked]))
+    return dataclasses.replace(config, extra_index_urls=extra)

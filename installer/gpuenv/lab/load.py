@@ -16,6 +16,9 @@
     compute_capability = "6.0-6.2"       # or one "X.Y", or gpu = "GeForce 940M", or gpu = "none"
     driver = "535.183.01"                # the class's driver floor: machines need at least this
     priority = 0                         # optional: which of two overlapping classes wins
+    fallback = "gpu"                     # optional: what a lock accepts when the planned
+                                         # build cannot be had: "none", "gpu" (builds that
+                                         # keep the GPU, the default) or "cpu"
 
 A class is locked for the machine it describes: every compute capability of its range (so the
 builds chosen have kernels for all of them) and its driver floor. A machine belongs to the class
@@ -60,6 +63,7 @@ class MachineClass:
     gpu_label: str  # as written: a name, a range, or "none"
     driver: Optional[str]
     priority: int = 0  # which of two overlapping classes a machine gets (see _check_overlaps)
+    fallback: str = "gpu"  # what its lock accepts: none | gpu | cpu (gpuenv.lock.fallback)
 
     @property
     def platform(self) -> str:
@@ -237,7 +241,9 @@ def _class(row: ClassSpec, kb: KnowledgeBase, path: Path) -> MachineClass:
     except (MachineError, ValueError, LookupError) as exc:
         key = "gpu" if row.gpu is not None else "compute_capability"
         raise LabError(f"{where} {key}: {exc}") from exc
-    return MachineClass(row.name, row.os, row.arch, ccs, label, row.driver, row.priority)
+    return MachineClass(
+        row.name, row.os, row.arch, ccs, label, row.driver, row.priority, row.fallback
+    )
 
 
 def _coverage(row: ClassSpec, kb: KnowledgeBase) -> tuple[tuple[str, ...], str]:
@@ -289,15 +295,53 @@ def _check_overlaps(classes: tuple[MachineClass, ...], path: Path) -> None:
                 )
 
 
+@dataclass(frozen=True)
+class ClassPlan:
+    plan: Plan  # what the sources publish allows
+    ideal: Plan  # what resolve gives with every source reachable
+    fallback: tuple[str, ...] = ()  # the builds the sources did not give, and what replaced them
+
+
+def class_policy(cls: MachineClass, allow_cpu_fallback: bool = False) -> str:
+    """What the class's lock accepts: its `fallback`, widened to the CPU by the command line."""
+    return "cpu" if allow_cpu_fallback else cls.fallback
+
+
+def class_requires_gpu(cls: MachineClass, require_gpu: bool = False) -> bool:
+    """resolve's require_gpu for a class: `--require-gpu` holds the GPU classes to their GPU
+    (a CPU class is a CPU class by design)."""
+    return require_gpu and cls.has_gpu
+
+
 def lab_class_plan(
-    lab: Lab, class_name: str, kb: KnowledgeBase, indexes: IndexConfig
-) -> tuple[Plan, Plan]:
-    """The class's plan from what the sources publish, and its ideal plan (all reachable)."""
+    lab: Lab,
+    class_name: str,
+    kb: KnowledgeBase,
+    indexes: IndexConfig,
+    *,
+    allow_cpu_fallback: bool = False,
+    require_gpu: bool = False,
+) -> ClassPlan:
+    """The class's plan from what the sources publish, and its ideal plan (all reachable). A
+    fallback the class does not accept is a FallbackRefusedError (exit 5)."""
     from gpuenv.lock.availability import resolve_with_sources
 
-    machine = lab.find_class(class_name).machine()
-    sourced = resolve_with_sources(machine, lab.requirements, kb, indexes, python=lab.python)
-    return with_packages(sourced.plan, lab.packages), with_packages(sourced.ideal, lab.packages)
+    cls = lab.find_class(class_name)
+    sourced = resolve_with_sources(
+        cls.machine(),
+        lab.requirements,
+        kb,
+        indexes,
+        python=lab.python,
+        fallback=class_policy(cls, allow_cpu_fallback),
+        cpu_flag=f'fallback = "cpu" in class {cls.name!r}, or --allow-cpu-fallback',
+        require_gpu=class_requires_gpu(cls, require_gpu),
+    )
+    return ClassPlan(
+        with_packages(sourced.plan, lab.packages),
+        with_packages(sourced.ideal, lab.packages),
+        sourced.fallback,
+    )
 
 
 def with_packages(plan: Plan, packages: tuple[str, ...]) -> Plan:

@@ -40,7 +40,20 @@ MAX_LAB_FILE_BYTES = 1 << 20  # a lab file is a few dozen lines; anything this b
 TOP_KEYS = ("lab", "stack", "class")
 LAB_KEYS = ("name", "lockfiles")
 STACK_KEYS = ("requirements", "packages", "python", "jupyter")
-CLASS_KEYS = ("name", "os", "arch", "gpu", "compute_capability", "driver", "priority")
+CLASS_KEYS = (
+    "name",
+    "os",
+    "arch",
+    "gpu",
+    "compute_capability",
+    "driver",
+    "priority",
+    "fallback",
+)
+# What a class's lock accepts when its planned build cannot be had: nothing; builds that keep
+# the GPU (the default); the CPU build too. gpuenv.lock.fallback.FALLBACK_POLICIES, written
+# out: importing the lock stage would slow every lab file read (a test holds them equal)
+FALLBACK_CHOICES = ("none", "gpu", "cpu")
 
 # Class names become `<name>.lock.yml`: plain names only, no dot at either end (Windows drops a
 # trailing one), and none of Windows' device names.
@@ -66,6 +79,7 @@ class ClassSpec:
     driver: Optional[str]
     priority: int
     row: int  # 1-based position among the [[class]] rows, for messages
+    fallback: str = "gpu"  # one of FALLBACK_CHOICES
 
     @property
     def has_gpu(self) -> bool:
@@ -184,6 +198,13 @@ def _class(row: dict[str, Any], index: int, path: Path) -> ClassSpec:
     priority = row.get("priority", 0)
     if isinstance(priority, bool) or not isinstance(priority, int):
         raise LabError(f"{where} priority: expected an integer, got {_type_name(priority)}")
+    fallback = _string(row, "fallback", where, hint='e.g. fallback = "cpu", quoted') or "gpu"
+    if fallback not in FALLBACK_CHOICES:
+        raise LabError(
+            f"{where} fallback = {_show(fallback)}: expected one of"
+            f" {', '.join(repr(c) for c in FALLBACK_CHOICES)} (none: the planned builds or an"
+            " error; gpu: also older builds that keep the GPU; cpu: also the CPU build)"
+        )
     if gpu is not None and cc_text is not None:
         raise LabError(
             f"{where}: gpu and compute_capability exclude each other; give one"
@@ -222,6 +243,7 @@ def _class(row: dict[str, Any], index: int, path: Path) -> ClassSpec:
         driver=driver,
         priority=priority,
         row=index,
+        fallback=fallback,
     )
 
 

@@ -9,12 +9,13 @@ what the others have.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
@@ -177,11 +178,49 @@ def unreachable_that_mattered(available: Availability, plan: Plan) -> list[str]:
     return [note for note in available.unreachable if note.split(": ", 1)[0] in missed]
 
 
+_UNREACHABLE = re.compile(r"(?P<url>\S+): unreachable \((?P<why>.*)\)", re.DOTALL)
+
+
+def one_line_per_host(notes: Sequence[str]) -> list[str]:
+    """The unreachable notes, one per host and cause: a host that does not answer is one line,
+    not one per index it serves (the PyTorch index has one per CUDA version)."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    first: dict[tuple[str, str], str] = {}  # each group's first note, as it was
+    out: list[object] = []  # a note as it is, or the key of its group, in first-seen order
+    for note in notes:
+        found = _UNREACHABLE.fullmatch(note)
+        if found is None:
+            out.append(note)
+            continue
+        parts = urlsplit(found["url"])
+        key = (f"{parts.scheme}://{parts.netloc}", found["why"])
+        if key not in groups:
+            groups[key], first[key] = [], note
+            out.append(key)
+        groups[key].append(parts.path.rstrip("/") or "/")
+    lines = []
+    for item in out:
+        if isinstance(item, str):
+            lines.append(item)
+            continue
+        assert isinstance(item, tuple)
+        host, why = item
+        paths = groups[item]
+        if len(paths) == 1:
+            lines.append(first[item])
+        else:
+            lines.append(
+                f"{host}: unreachable ({why}), for its {len(paths)} indexes {', '.join(paths)}"
+            )
+    return lines
+
+
 @dataclass(frozen=True)
 class SourcedPlan:
     plan: Plan  # what the reachable sources allow
     ideal: Plan  # what `gpuenv resolve` prints: every source reachable
     available: Availability
+    fallback: tuple[str, ...] = ()  # each build the plan lost and what it got instead
 
     @property
     def fresh(self) -> tuple[str, ...]:
@@ -189,7 +228,8 @@ class SourcedPlan:
         return self.available.newer
 
     def notes(self) -> list[str]:
-        return [*unreachable_that_mattered(self.available, self.plan), *self.fresh]
+        unreachable = unreachable_that_mattered(self.available, self.plan)
+        return [*one_line_per_host(unreachable), *self.fresh]
 
 
 def resolve_with_sources(
@@ -198,6 +238,8 @@ def resolve_with_sources(
     kb: KnowledgeBase,
     config: IndexConfig,
     ideal: Optional[Plan] = None,
+    fallback: str = "gpu",
+    cpu_flag: str = "--allow-cpu-fallback",
     **resolve_args: Any,
 ) -> SourcedPlan:
     """Resolve twice: as if every source answered, and limited to what the sources publish.
@@ -205,9 +247,12 @@ def resolve_with_sources(
     When only the second fails and a source did not answer, the network is what failed, not
     the requirements: that is a SourceUnreachableError (exit 5) naming the sources. `ideal`:
     the first, when the caller has resolved it already (`gpuenv lock` starts uv on it while
-    the sources are asked).
+    the sources are asked). `fallback`: what the lock accepts when the sources lack the
+    ideal plan's builds (gpuenv.lock.fallback); refused fallbacks raise FallbackRefusedError
+    (exit 5), named by `cpu_flag` in how to accept a CPU one.
     """
     from gpuenv.lock.errors import SourceUnreachableError
+    from gpuenv.lock.fallback import check_fallback, with_fallback_warnings
     from gpuenv.resolve import ResolveError, resolve
     from gpuenv.resolve.requirements import parse_requirements
 
@@ -222,8 +267,9 @@ def resolve_with_sources(
             raise
         raise SourceUnreachableError(
             "could not reach "
-            + "; ".join(available.unreachable)
+            + "; ".join(one_line_per_host(available.unreachable))
             + f". Without those sources: {exc}. Check the index URL (pip's configuration, PIP_INDEX_URL)"
             " and the network, then retry."
         ) from exc
-    return SourcedPlan(plan, ideal, available)
+    lines = check_fallback(ideal, plan, fallback, cpu_flag=cpu_flag)
+    return SourcedPlan(with_fallback_warnings(ideal, plan), ideal, available, tuple(lines))

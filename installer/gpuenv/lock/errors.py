@@ -27,3 +27,7 @@ class LockfileError(LockError):
     """A lockfile that cannot be read: the message names the file and the field (exit 2)."""
 
     exit_code = USAGE_EXIT
+
+
+class LocalPathsError(LockError):
+    """A lockfile for another machine would name files only this machine has (exit 1)."""

@@ -19,6 +19,7 @@ from gpuenv.resolve.plan import Plan
 UNKNOWN_COMMAND = (
     "run again the gpuenv command that wrote it (the plan it was locked from is in the file)"
 )
+CHECK_LINE = "the same command with --check (exit 1 when stale)"
 
 
 def _stack(plan: Plan) -> str:
@@ -41,8 +42,10 @@ def conda_lock_header(
     pip: int,
     portable_pip: int,
     not_portable: tuple[str, ...] = (),
+    up_to_date: str = CHECK_LINE,
 ) -> str:
-    """`not_portable`: the projects a portable lock names by a local path (no index has them)."""
+    """`not_portable`: the projects a portable lock names by a local path (no index has them);
+    `up_to_date`: how to tell whether the file is current (setup's files have no --check)."""
     name = Path(path).name
     if portable_pip:
         others = [
@@ -76,13 +79,15 @@ def conda_lock_header(
             f"Install:     gpuenv install {name} [--name ENV | --prefix DIR]",
             "             (every file checked against its hash, switched in atomically)",
             f"Regenerate:  {command or UNKNOWN_COMMAND}",
-            "Up to date?  the same command with --check (exit 1 when stale)",
+            f"Up to date?  {up_to_date}",
             *others,
         ]
     )
 
 
-def pylock_header(path: Path, plan: Plan, command: Optional[str]) -> str:
+def pylock_header(
+    path: Path, plan: Plan, command: Optional[str], up_to_date: str = CHECK_LINE
+) -> str:
     name = Path(path).name
     return _comment(
         [
@@ -94,6 +99,6 @@ def pylock_header(path: Path, plan: Plan, command: Optional[str]) -> str:
             f"  or:        pip install -r {name}      (tried with pip 26.3: experimental there)",
             f"             `environments` below makes these refuse other platforms than {plan.platform}.",
             f"Regenerate:  {command or UNKNOWN_COMMAND}",
-            "Up to date?  the same command with --check (exit 1 when stale)",
+            f"Up to date?  {up_to_date}",
         ]
     )

@@ -33,6 +33,13 @@ class LockOptions:
     indexes: Optional[IndexConfig] = None  # None: the user's pip/uv configuration
     format: str = "conda-lock"  # or pylock (PEP 751, pip-only plans)
     command: Optional[str] = None  # the `gpuenv lock ...` that regenerates the file (its header)
+    # False: the lockfile is for another machine, and a wheel only this machine has (a local
+    # folder's) is an error rather than a path in it (LocalPathsError)
+    local_paths: bool = True
+    # the name the header gives the file, when it is written under another one first (setup
+    # writes `.NAME.PID-XXXX.pending` and renames it once the environment is live)
+    named: Optional[Path] = None
+    up_to_date: Optional[str] = None  # the header's "Up to date?" line; None: `--check`
 
 
 @dataclass(frozen=True)
@@ -132,7 +139,8 @@ def lock_plan(
         _refusal(plan, options)
         # gpuenv reads the user's index configuration itself to tell which wheels an index
         # publishes: a location it cannot read is refused now, before uv runs
-        sources = configured_sources(indexes) if options.portable else None
+        strict = not options.local_paths
+        sources = configured_sources(indexes) if options.portable or strict else None
         request = pip_request(plan, indexes, inputs.exclude_newer)
     except BaseException:
         if started is not None:
@@ -157,7 +165,13 @@ def lock_plan(
     pip = pip_lock.artifacts
     fallback = plan_changes(ideal, plan) if ideal else []
     # wheels no index publishes keep their own URL in a portable lockfile, and the lock says so
-    local = not_portable(pip, sources) if sources is not None else {}
+    local = not_portable(pip, sources) if sources is not None and options.portable else {}
+    if not options.local_paths and sources is not None:
+        from gpuenv.lock.portability import refuse_this_machine_only, this_machine_only
+
+        pylock = options.format == PYLOCK
+        only_here = this_machine_only(pip, sources, by_url=pylock or not options.portable)
+        refuse_this_machine_only(pip, only_here, pylock=pylock)
     if options.format == PYLOCK:
         from gpuenv.lock.pylock.write import render_pylock, write_pylock
 
@@ -171,7 +185,9 @@ def lock_plan(
             "machine-class": options.machine_class,
             "fallback": "; ".join(fallback) or None,
         }
-        header = pylock_header(options.output, plan, options.command)
+        header = pylock_header(
+            options.named or options.output, plan, options.command, **_check_line(options)
+        )
         text = render_pylock(plan, pip, tool, uv_pylock=pip_lock.uv_pylock, header=header)
         write_pylock(options.output, text)
     else:
@@ -182,13 +198,14 @@ def lock_plan(
             if p["manager"] == "pip" and p["url"].startswith(PORTABLE_PREFIX)
         )
         header = conda_lock_header(
-            options.output,
+            options.named or options.output,
             plan,
             options.command,
             conda=len(conda),
             pip=len(pip),
             portable_pip=portable,
             not_portable=tuple(sorted(local)),
+            **_check_line(options),
         )
         write_lockfile(lockfile, options.output, header)
     return LockResult(
@@ -202,8 +219,13 @@ def lock_plan(
     )
 
 
-def check_lockfile(plan: Plan, options: LockOptions) -> tuple[bool, str]:
-    """Whether the lockfile at options.output was made from these inputs (no network)."""
+def _check_line(options: LockOptions) -> dict[str, str]:
+    return {"up_to_date": options.up_to_date} if options.up_to_date else {}
+
+
+def check_lockfile(plan: Plan, options: LockOptions, fallback: str = "gpu") -> tuple[bool, str]:
+    """Whether the lockfile at options.output was made from these inputs (no network), and
+    holds no fallback that `fallback` (gpuenv.lock.fallback's policy) refuses."""
     indexes = options.indexes or user_index_config()
     expected = lock_inputs(plan, options, indexes).digest()
     if not options.output.exists():
@@ -212,8 +234,15 @@ def check_lockfile(plan: Plan, options: LockOptions) -> tuple[bool, str]:
 
     locked = load_locked(options.output)
     if expected in (locked.intent_hash, locked.inputs_hash):
+        from gpuenv.lock.fallback import refused_fallback
+
+        refused = refused_fallback(plan, locked.plan, fallback)
+        if refused:
+            return False, f"{options.output} is not what its plan wants: {refused}"
         return True, f"{options.output} is up to date"
-    changes = plan_changes(locked.plan, plan)
+    from gpuenv.lock.staleness import stale_causes
+
+    changes = stale_causes(locked, plan)
     return False, f"{options.output} is stale: " + (
         "; ".join(changes) or "its lock options changed"
     )

@@ -125,3 +125,46 @@ def _on_local_index(art: PipArtifact, indexes: tuple[str, ...]) -> bool:
 def _path(file_url: str) -> str:
     path = unquote(urlsplit(file_url).path)
     return path.lstrip("/") if sys.platform == "win32" else path
+
+
+def this_machine_only(
+    artifacts: list[PipArtifact], sources: Sources, *, by_url: bool
+) -> dict[str, str]:
+    """project -> where this machine has it, for each wheel another machine cannot fetch.
+    `by_url`: the format names every wheel by its URL (pylock.toml), so any local file is
+    this machine's; otherwise (portable conda-lock) a file a local index lists is found on the
+    installing machine's own index, and only those no index publishes are this machine's."""
+    if not by_url:
+        return not_portable(artifacts, sources)
+    out = {}
+    for art in artifacts:
+        if urlsplit(art.url).scheme != "file":
+            continue
+        where = _find_links_holding(art.url, sources.find_links)
+        out[art.name] = where or f"in this machine's folder {os.path.dirname(_path(art.url))}"
+    return out
+
+
+def refuse_this_machine_only(
+    artifacts: list[PipArtifact], local: dict[str, str], *, pylock: bool
+) -> None:
+    """LocalPathsError naming each wheel only this machine has, and how to proceed."""
+    from gpuenv.lock.errors import LocalPathsError
+
+    if not local:
+        return
+    shown = "; ".join(
+        f"{a.name} {a.version} is {local[a.name]}" for a in artifacts if a.name in local
+    )
+    other = (
+        " pylock.toml names every wheel by its URL: write a conda-lock file instead (--format"
+        " conda-lock, whose entries are index-relative for another machine), lock against an"
+        " http(s) index, or"
+        if pylock
+        else " Publish them on an index that machine reaches, or"
+    )
+    raise LocalPathsError(
+        f"this lockfile is for another machine, and it would name files only this machine has:"
+        f" {shown}.{other} pass --local-paths to write these paths anyway (that machine then"
+        " needs the same files at the same paths)"
+    )

@@ -75,11 +75,15 @@ def describe_machine(
         parse_driver_version(driver)
         drv = Driver(version=driver.strip())
     elif gpus and family != "macos":
-        assumed = _assumed_driver(kb, gpus[0], windows=family == "windows" or os_key == "wsl")
-        if assumed:
+        found = _assumed_driver(kb, gpus[0], windows=family == "windows" or os_key == "wsl")
+        if found:
+            assumed, toolkit = found
             drv = Driver(version=assumed)
+            # the newest CUDA this GPU runs, and the driver it needs: not the newest driver
             notes.append(
-                f"no --driver given: assumed driver {assumed}, the newest this GPU can run"
+                f"no --driver given: planned for driver {assumed}, CUDA {toolkit}'s own"
+                f" minimum (CUDA {toolkit} is the newest CUDA this GPU runs); with an older"
+                " driver, pass --driver (read it with nvidia-smi, or in Windows' Device Manager)"
             )
     if family == "macos" and gpus:
         raise MachineError("--gpu with --os macos: NVIDIA GPUs have no CUDA support on macOS")
@@ -134,11 +138,13 @@ def _described_by_name(kb: KnowledgeBase, text: str) -> Gpu:
     )
 
 
-def _assumed_driver(kb: KnowledgeBase, gpu: Gpu, *, windows: bool) -> Optional[str]:
-    """The newest driver the knowledge base knows that this GPU's generation still runs."""
+def _assumed_driver(kb: KnowledgeBase, gpu: Gpu, *, windows: bool) -> Optional[tuple[str, str]]:
+    """The driver of the newest CUDA toolkit this GPU's generation still runs (that toolkit's
+    own minimum driver), and that toolkit's version."""
     gen = kb.generation_for(gpu.compute_capability) if gpu.compute_capability else None
     key = "min_driver_windows" if windows else "min_driver_linux"
     best: Optional[str] = None
+    best_toolkit = ""
     for toolkit in kb.toolkits.values():
         value = str(getattr(toolkit, key))
         if gen and gen.max_cuda:
@@ -146,5 +152,5 @@ def _assumed_driver(kb: KnowledgeBase, gpu: Gpu, *, windows: bool) -> Optional[s
             if mm > tuple(int(p) for p in gen.max_cuda.split(".")):
                 continue
         if best is None or parse_driver_version(value) > parse_driver_version(best):
-            best = value
-    return best
+            best, best_toolkit = value, major_minor(toolkit.version)
+    return (best, best_toolkit) if best else None

@@ -1,0 +1,315 @@
+"""Never silently worse (issue 18): when the planned GPU build cannot be locked, `gpuenv lock`,
+`gpuenv lock --lab` and `gpuenv setup` fail (exit 5) naming the index and the build, unless the
+user or the lab class accepts the CPU build; a fallback that keeps the GPU is allowed and
+printed; `lock --lab --check` fails on a lockfile whose accelerator is not its plan's.
+
+The framework indexes the knowledge base names are made unreachable here (their look-ups
+raise), and the user's index is a local one with a CPU torch and an older CUDA 11.8 torch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+import gpuenv.lock.availability as availability
+from gpuenv.cli import main
+from gpuenv.index.config import IndexConfig
+from gpuenv.lock.availability import framework_packages, one_line_per_host, resolve_with_sources
+from gpuenv.lock.fallback import FallbackRefusedError
+from gpuenv.resolve import resolve
+from isolation import only_index
+from localrepos import build_simple_index, build_wheel
+
+LAPTOP = ["--os", "windows", "--gpu", "GeForce 940M", "--driver", "457.49"]
+LAB = """
+[stack]
+requirements = ["torch"]
+
+[[class]]
+name = "laptop"
+os = "windows"
+gpu = "GeForce 940M"
+driver = "457.49"
+{extra}
+"""
+
+
+@pytest.fixture(scope="module")
+def cpu_index(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The user's index: CPU torch wheels only (no CUDA build), for any Python on Windows."""
+    root = tmp_path_factory.mktemp("cpu-index")
+    torch = build_wheel(root / "wheels", "torch", "2.15.0", tag="py3-none-win_amd64")
+    return build_simple_index(root / "index", [torch])
+
+
+@pytest.fixture(autouse=True)
+def framework_indexes_unreachable(
+    monkeypatch: pytest.MonkeyPatch, kb: Any, tmp_path: Path
+) -> set[str]:
+    """Every framework index of the knowledge base refuses the connection; the user's index
+    answers. A private gpuenv cache: no look-up is remembered between tests."""
+    monkeypatch.setenv("GPUENV_CACHE_DIR", str(tmp_path / "gpuenv-cache"))
+    framework = set().union(*framework_packages(kb, ["torch"], "win-64").values())
+    real = availability._fetch
+
+    def fetch(index: str, project: str) -> list[str]:
+        if index in framework:
+            raise requests.ConnectionError("test: connection refused")
+        return real(index, project)
+
+    monkeypatch.setattr(availability, "_fetch", fetch)
+    return framework
+
+
+def ideal_label(kb: Any, describe: Any) -> str:
+    """The build resolve chooses for the laptop (every source reachable)."""
+    plan = resolve(describe("GeForce 940M", "457.49", os_name="windows"), ["torch"], kb=kb)
+    torch = plan.frameworks["torch"]
+    assert torch.gpu  # the laptop's plan is a GPU plan: what the lock must not lose silently
+    return f"torch {torch.version} [{torch.variant}]"
+
+
+@dataclass(frozen=True)
+class Ran:
+    exit_code: int
+    output: str  # stdout, then stderr
+
+
+@pytest.fixture
+def gpuenv(capsys: pytest.CaptureFixture[str]) -> Callable[..., Ran]:
+    """gpuenv's own entry point (its exit statuses), in this process (the patched sources)."""
+
+    def run(*args: str) -> Ran:
+        try:
+            main(list(args))
+            code = 0
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        out = capsys.readouterr()
+        return Ran(code, out.out + out.err)
+
+    return run
+
+
+def test_a_lock_that_would_lose_the_gpu_fails_with_exit_5(
+    gpuenv: Callable[..., Ran],
+    monkeypatch: pytest.MonkeyPatch,
+    cpu_index: str,
+    kb: Any,
+    describe: Any,
+    tmp_path: Path,
+) -> None:
+    only_index(monkeypatch, cpu_index)
+    out = tmp_path / "x.conda-lock.yml"
+    result = gpuenv("lock", "torch", *LAPTOP, "-o", str(out))
+    assert result.exit_code == 5, result.output
+    planned = ideal_label(kb, describe)
+    assert f"{planned} (the planned build) cannot be locked" in result.output
+    assert "is unreachable" in result.output  # the index, named
+    assert "--allow-cpu-fallback" in result.output and "mirror" in result.output
+    assert not out.exists()
+
+
+def test_allow_cpu_fallback_locks_the_cpu_build_and_names_the_build_lost(
+    gpuenv: Callable[..., Ran],
+    monkeypatch: pytest.MonkeyPatch,
+    cpu_index: str,
+    kb: Any,
+    describe: Any,
+    tmp_path: Path,
+) -> None:
+    only_index(monkeypatch, cpu_index)
+    out = tmp_path / "x.conda-lock.yml"
+    result = gpuenv(
+        "lock", "torch", *LAPTOP, "-o", str(out), "--allow-cpu-fallback", "--python", "3.12"
+    )
+    assert result.exit_code == 0, result.output
+    planned = ideal_label(kb, describe)
+    lines = [line for line in result.output.splitlines() if "will run on the CPU" in line]
+    # one warning, naming the build resolve chose, not the newest build it rejected anyway
+    assert len(lines) == 1 and planned in lines[0], lines
+    assert "[cu132]" not in lines[0]
+    assert "torch 2.15.0 [cpu]" in result.output and out.exists()
+    # the framework host that did not answer: one line, not one per CUDA index it serves
+    notes = [line for line in result.output.splitlines() if "unreachable (" in line]
+    assert len(notes) == 1 and "indexes" in notes[0], notes
+
+
+def test_a_fallback_that_keeps_the_gpu_is_allowed_and_printed(
+    monkeypatch: pytest.MonkeyPatch, kb: Any, describe: Any, tmp_path: Path
+) -> None:
+    """A mirror with an older CUDA 11.8 torch only: the lock keeps the GPU, and says so."""
+    machine = describe("GeForce 940M", "457.49", os_name="windows")
+    wheel = build_wheel(tmp_path / "w", "torch", "2.6.0+cu118", tag="py3-none-win_amd64")
+    mirror = build_simple_index(tmp_path / "mirror", [wheel])
+    sourced = resolve_with_sources(
+        machine, ["torch"], kb, IndexConfig(index_url=mirror, origin="test")
+    )
+    got = sourced.plan.frameworks["torch"]
+    assert got.gpu and (got.version, got.variant) == ("2.6.0", "cu118")
+    planned = ideal_label(kb, describe)
+    assert any(
+        line.startswith(f"{planned} (the planned build) cannot be locked")
+        and "torch 2.6.0 [cu118], which runs on this GPU too" in line
+        for line in sourced.fallback
+    ), sourced.fallback
+
+
+def test_the_policy_none_refuses_a_gpu_keeping_fallback(
+    kb: Any, describe: Any, tmp_path: Path
+) -> None:
+    machine = describe("GeForce 940M", "457.49", os_name="windows")
+    wheel = build_wheel(tmp_path / "w", "torch", "2.6.0+cu118", tag="py3-none-win_amd64")
+    mirror = IndexConfig(index_url=build_simple_index(tmp_path / "m", [wheel]), origin="test")
+    resolve_with_sources(machine, ["torch"], kb, mirror, fallback="gpu")
+    with pytest.raises(FallbackRefusedError, match=r"torch 2\.6\.0 \[cu118\]"):
+        resolve_with_sources(machine, ["torch"], kb, mirror, fallback="none")
+
+
+def _lab(tmp_path: Path, extra: str = "") -> Path:
+    lab = tmp_path / "lab.toml"
+    lab.write_text(LAB.format(extra=extra))
+    return lab
+
+
+def test_a_lab_lock_that_would_lose_the_gpu_fails_and_check_says_why(
+    gpuenv: Callable[..., Ran],
+    monkeypatch: pytest.MonkeyPatch,
+    cpu_index: str,
+    kb: Any,
+    describe: Any,
+    tmp_path: Path,
+) -> None:
+    only_index(monkeypatch, cpu_index)
+    lab = _lab(tmp_path)
+    lockfile = tmp_path / "lockfiles" / "laptop.conda-lock.yml"
+    result = gpuenv("lock", "--lab", str(lab))
+    assert result.exit_code == 5, result.output
+    assert f"FAILED laptop: {ideal_label(kb, describe)} (the planned build)" in result.output
+    assert not lockfile.exists()
+    # accepted on the command line: locked, and the fallback printed
+    result = gpuenv("lock", "--lab", str(lab), "--allow-cpu-fallback")
+    assert result.exit_code == 0, result.output
+    assert "warning: laptop: fallback:" in result.output and lockfile.exists()
+    # the class does not accept the CPU: --check fails on that lockfile, saying why
+    result = gpuenv("lock", "--lab", str(lab), "--check")
+    assert result.exit_code == 1, result.output
+    assert "runs on cpu, its plan on cuda" in result.output
+    assert gpuenv("lock", "--lab", str(lab), "--check", "--allow-cpu-fallback").exit_code == 0
+
+
+def test_a_lab_class_can_accept_the_cpu_build(
+    gpuenv: Callable[..., Ran], monkeypatch: pytest.MonkeyPatch, cpu_index: str, tmp_path: Path
+) -> None:
+    only_index(monkeypatch, cpu_index)
+    lab = _lab(tmp_path, 'fallback = "cpu"')
+    result = gpuenv("lock", "--lab", str(lab))
+    assert result.exit_code == 0, result.output
+    assert "torch 2.15.0 [cpu]" in result.output
+    assert gpuenv("lock", "--lab", str(lab), "--check").exit_code == 0
+    # the class changes its mind: the same lockfile is now refused by --check
+    lab.write_text(LAB.format(extra='fallback = "gpu"'))
+    result = gpuenv("lock", "--lab", str(lab), "--check")
+    assert result.exit_code == 1 and "runs on cpu" in result.output
+
+
+def test_require_gpu_and_no_probe_work_with_lab(
+    gpuenv: Callable[..., Ran], monkeypatch: pytest.MonkeyPatch, cpu_index: str, tmp_path: Path
+) -> None:
+    only_index(monkeypatch, cpu_index)
+    lab = _lab(tmp_path, 'fallback = "cpu"')
+    result = gpuenv("lock", "--lab", str(lab), "--require-gpu")
+    assert "cannot be given" not in result.output
+    assert result.exit_code != 0  # the class accepts the CPU, --require-gpu does not
+    result = gpuenv("lock", "--lab", str(lab), "--no-probe", "--check")
+    assert "cannot be given" not in result.output and result.exit_code == 1  # missing
+
+
+def test_setup_refuses_the_cpu_fallback_too(
+    gpuenv: Callable[..., Ran],
+    monkeypatch: pytest.MonkeyPatch,
+    cpu_index: str,
+    kb: Any,
+    describe: Any,
+    tmp_path: Path,
+) -> None:
+    """setup plans through the same sources: the same refusal, before anything is installed."""
+    import gpuenv.detect as detect
+
+    only_index(monkeypatch, cpu_index)
+    monkeypatch.setenv("GPUENV_HOME", str(tmp_path / "home"))
+    machine = describe("GeForce 940M", "457.49", os_name="windows")
+    monkeypatch.setattr(detect, "detect_machine", lambda: machine)
+    result = gpuenv("setup", "torch", "--dry-run")
+    assert result.exit_code == 5, result.output
+    assert f"{ideal_label(kb, describe)} (the planned build) cannot be locked" in result.output
+    result = gpuenv("setup", "torch", "--dry-run", "--allow-cpu-fallback")
+    assert "cannot be locked" in result.output and "torch 2.15.0 [cpu]" in result.output
+
+
+def test_unreachable_notes_are_one_line_per_host_and_cause() -> None:
+    notes = [
+        "https://a.example/whl/cu118: unreachable (ConnectionError: refused)",
+        "https://b.example/simple/: unreachable (ConnectionError: refused)",
+        "https://a.example/whl/cu126: unreachable (ConnectionError: refused)",
+        "https://a.example/whl/cu130: unreachable (HTTPError: 503)",
+        "uv configuration: UV_INDEX: not a URL",
+    ]
+    assert one_line_per_host(notes) == [
+        "https://a.example: unreachable (ConnectionError: refused), for its 2 indexes"
+        " /whl/cu118, /whl/cu126",
+        "https://b.example/simple/: unreachable (ConnectionError: refused)",
+        "https://a.example/whl/cu130: unreachable (HTTPError: 503)",
+        "uv configuration: UV_INDEX: not a URL",
+    ]
+
+
+def test_setup_prints_a_fallback_that_keeps_the_gpu(
+    gpuenv: Callable[..., Ran],
+    monkeypatch: pytest.MonkeyPatch,
+    kb: Any,
+    describe: Any,
+    tmp_path: Path,
+) -> None:
+    import gpuenv.detect as detect
+
+    wheel = build_wheel(tmp_path / "w", "torch", "2.6.0+cu118", tag="py3-none-win_amd64")
+    only_index(monkeypatch, build_simple_index(tmp_path / "mirror", [wheel]))
+    monkeypatch.setenv("GPUENV_HOME", str(tmp_path / "home"))
+    machine = describe("GeForce 940M", "457.49", os_name="windows")
+    monkeypatch.setattr(detect, "detect_machine", lambda: machine)
+    result = gpuenv("setup", "torch", "--dry-run")
+    assert result.exit_code == 0, result.output
+    planned = ideal_label(kb, describe)
+    assert f"fallback: {planned} (the planned build) cannot be locked" in result.output
+    assert "torch 2.6.0 [cu118], which runs on this GPU too" in result.output
+
+
+def test_a_mirror_given_with_index_gives_the_planned_gpu_build(
+    gpuenv: Callable[..., Ran],
+    monkeypatch: pytest.MonkeyPatch,
+    cpu_index: str,
+    kb: Any,
+    describe: Any,
+    tmp_path: Path,
+) -> None:
+    """The way out the refusal names: a mirror of the framework index, on the command line."""
+    only_index(monkeypatch, cpu_index)
+    plan = resolve(describe("GeForce 940M", "457.49", os_name="windows"), ["torch"], kb=kb)
+    torch = plan.frameworks["torch"]
+    wheel = build_wheel(
+        tmp_path / "w", "torch", f"{torch.version}+{torch.variant}", tag="py3-none-win_amd64"
+    )
+    mirror = build_simple_index(tmp_path / "mirror", [wheel])
+    out = tmp_path / "x.conda-lock.yml"
+    args = ["torch", *LAPTOP, "--python", "3.12", "-o", str(out), "--local-paths"]
+    result = gpuenv("lock", *args, "--index", mirror)
+    assert result.exit_code == 0, result.output
+    assert f"locked {ideal_label(kb, describe)}" in result.output and "(cuda)" in result.output
+    assert gpuenv("lock", *args, "--index", "ftp://mirror.example/simple").exit_code == 2
