@@ -24,7 +24,7 @@ from gpuenv.recipes import (
     major_minor,
 )
 from gpuenv.recipes.archs import coverage
-from gpuenv.recipes.model import CudaMajor, Toolkit
+from gpuenv.recipes.model import CudaMajor, KnownBroken, Toolkit
 
 # The build-naming helpers stay importable from here (assemble and the lock stage use them).
 from gpuenv.resolve.availability import available_pythons, unavailable
@@ -174,6 +174,11 @@ def evaluate(
     pythons = available_pythons(
         target.available, release, build, target.platform, _pythons(release, target)
     )
+    for project in req.with_projects:
+        # a companion planned beside it must have wheels for the chosen Python too
+        theirs = release.related_python.get(project, {}).get(target.platform)
+        if theirs is not None:
+            pythons = tuple(p for p in pythons if p in theirs)
     if not pythons:
         if target.python and release.python.get(target.platform):
             have = ", ".join(release.python[target.platform])
@@ -183,6 +188,8 @@ def evaluate(
         return reject(
             "platform", f"no wheels for {target.platform}", incomplete=not release.builds_complete
         )
+    if release.unlockable:  # after the platform: elsewhere, "not for this platform" says more
+        return reject("unlockable", release.unlockable)
     for project in req.with_projects:
         # A package asked for by name is planned from data or refused, never dropped.
         companion = release.related.get(project)
@@ -200,10 +207,7 @@ def evaluate(
     constraints: list[str] = []
     constraint_reasons: list[str] = []
     if build.is_gpu and on_cpu:
-        warnings.append(
-            f"{candidate_label(release, build)} is a CUDA build: it runs on the CPU, and brings"
-            " CUDA libraries it will not use (no CPU-only build was available)"
-        )
+        warnings.append(_cuda_build_on_cpu(release, build, target))
     elif build.is_gpu:
         if not target.wants_gpu or target.cc is None:
             return reject("no-gpu", "a GPU build, and the plan is for the CPU")
@@ -223,6 +227,22 @@ def evaluate(
         on_gpu=build.is_gpu and not on_cpu,
         constraint_reasons=tuple(dict.fromkeys(constraint_reasons)),
     )
+
+
+def _cuda_build_on_cpu(release: Release, build: Build, target: Target) -> str:
+    """Why a CUDA build runs on the CPU, truly: what it carries, and why no CPU-only build."""
+    carries = (
+        "brings CUDA libraries it will not use"
+        if build.pip_libs and not build.extra
+        else "carries GPU code it will not use"
+    )
+    cpu_only = [b for b in release.builds if not b.is_gpu and target.platform in b.platforms]
+    if not cpu_only:
+        why = f"no CPU-only build of {release.framework} {release.version} is recorded for {target.platform}"
+    else:
+        names = ", ".join(sorted({build_package(release, b) for b in cpu_only}))
+        why = f"its CPU-only build ({names}) does not fit this request"
+    return f"{candidate_label(release, build)} is a CUDA build: it runs on the CPU, and {carries} ({why})"
 
 
 def _pythons(release: Release, target: Target) -> tuple[str, ...]:
@@ -310,14 +330,14 @@ def _check_gpu(
     """Architecture, driver and cuDNN rules for a CUDA build on the target GPU: the first rule
     that rejects decides; the others may add a warning."""
     assert target.cc is not None and build.cuda is not None
-    broken = _broken(release, build, target)
+    broken = _broken(kb, release, build, target)
     if broken is not None:
         return broken
     arch = _arch(release, build, target)
     if isinstance(arch, Rejection):
         return arch
     case = _case(kb, target, release, build, build.cuda, *arch)
-    warnings: list[str] = []
+    warnings: list[str] = _broken_unknown(kb, release, build, target)
     for rule in _DRIVER_RULES:
         outcome = rule(case)
         if isinstance(outcome, Rejection):
@@ -328,7 +348,26 @@ def _check_gpu(
     if isinstance(cudnn, Rejection):
         return cudnn
     constraints, reasons = cudnn
+    assumed = _cudnn_assumed(case)
+    if assumed:
+        warnings.append(assumed)
     return warnings, constraints, reasons
+
+
+def _cudnn_assumed(case: GpuCase) -> Optional[str]:
+    """Honest about assumptions: "its cuDNN has kernels for this GPU" rests on an unverified
+    row exactly when the GPU is of the generation at that row's lower edge (Kepler on cuDNN
+    8.7, whose support matrix nobody could read)."""
+    cudnn, cc = case.build.cudnn, case.target.cc
+    row = case.kb.cudnn.get(major_minor(cudnn)) if cudnn else None
+    if row is None or row.provenance.verified or not row.min_compute_capability or cc is None:
+        return None
+    if cc_tuple(cc)[0] != cc_tuple(row.min_compute_capability)[0]:
+        return None
+    return (
+        f"{case.label}: that its cuDNN {cudnn} has kernels for compute capability {cc} rests on"
+        f" an unverified row (recipes/cudnn.toml {row.version}: {row.provenance.note})"
+    )
 
 
 def _case(
@@ -357,11 +396,24 @@ def _case(
     )
 
 
-def _broken(release: Release, build: Build, target: Target) -> Optional[Rejection]:
-    """Known broken: the knowledge base records the build failing on one of the GPUs."""
+def _broken(
+    kb: KnowledgeBase, release: Release, build: Build, target: Target
+) -> Optional[Rejection]:
+    """Known broken beats PTX: the knowledge base records the build failing on one of the GPUs
+    (a framework-wide [[broken]] row with its issue threads, or the build's own broken_on)."""
     for each in target.ccs:
+        each_sm = f"sm_{each.replace('.', '')}"
+        for row in _known_broken(kb, release, build):
+            if each in row.compute_capabilities:
+                return rejection(
+                    release,
+                    build,
+                    "broken",
+                    f"recorded as not working on {each_sm}: {row.reason}. Instead: {row.instead}",
+                    None,
+                    row.provenance,
+                )
         if each in build.broken_on:
-            each_sm = f"sm_{each.replace('.', '')}"
             return rejection(
                 release,
                 build,
@@ -371,6 +423,28 @@ def _broken(release: Release, build: Build, target: Target) -> Optional[Rejectio
                 build.provenance,
             )
     return None
+
+
+def _broken_unknown(kb: KnowledgeBase, release: Release, build: Build, target: Target) -> list[str]:
+    """A GPU next to those a [[broken]] row covers, that no report covers either way."""
+    out = []
+    for row in _known_broken(kb, release, build):
+        unknown = [c for c in target.ccs if c in row.unknown_on]
+        if unknown:
+            reported = ", ".join(f"sm_{c.replace('.', '')}" for c in row.compute_capabilities)
+            out.append(
+                f"{candidate_label(release, build)} is reported broken on {reported}, and no report"
+                f" says whether it runs on {', '.join('sm_' + c.replace('.', '') for c in unknown)}"
+                f" ({row.provenance.source}); if it fails, use instead: {row.instead}"
+            )
+    return out
+
+
+def _known_broken(kb: KnowledgeBase, release: Release, build: Build) -> list[KnownBroken]:
+    framework = kb.frameworks.get(release.framework)
+    if framework is None or not framework.broken:
+        return []
+    return [row for row in framework.broken if row.covers(release, build)]
 
 
 def _arch(release: Release, build: Build, target: Target) -> Rejection | tuple[str, str]:
@@ -429,6 +503,42 @@ def _generation_floor(case: GpuCase) -> Optional[Rejection]:
     )
 
 
+def _wsl_driver(case: GpuCase) -> Optional[Rejection]:
+    """CUDA in WSL2 at all: the Windows host's driver must be new enough (NVIDIA's guide)."""
+    wsl = case.kb.wsl
+    if not case.target.wsl or wsl is None or not case.below(wsl.min_driver_windows):
+        return None
+    return case.reject(
+        "driver",
+        f"CUDA in WSL2 needs a Windows driver ≥ {wsl.min_driver_windows}"
+        f" (R{case.target.branch_of(wsl.min_driver_windows)} or later); driver is"
+        f" {case.target.driver_text}",
+        # what lifts it for this build: WSL2's own floor, and the build's floors beyond it
+        needs_driver=_highest(wsl.min_driver_windows, case.floor_min, _documented_min(case)),
+        row=wsl.provenance,
+    )
+
+
+def _documented_min(case: GpuCase) -> Optional[str]:
+    row = case.kb.framework_driver(case.release.framework, _framework_os(case.target), case.cuda)
+    return row.min_driver if row else None
+
+
+def _wsl_generation(case: GpuCase) -> Optional[str]:
+    """Maxwell runs CUDA in WSL2, but NVIDIA's guide does not officially support it."""
+    wsl, target = case.kb.wsl, case.target
+    if not target.wsl or wsl is None or target.cc is None:
+        return None
+    low = cc_tuple(target.ccs[0] if target.ccs else target.cc)
+    if cc_tuple(wsl.unofficial_from) <= low < cc_tuple(wsl.min_compute_capability):
+        return (
+            f"{case.label}: NVIDIA's CUDA on WSL guide supports GPUs from compute capability"
+            f" {wsl.min_compute_capability} (Pascal) officially; this GPU is {target.cc}, 'not"
+            f" officially supported' in WSL2 ({wsl.provenance.source.split(' ')[0]})"
+        )
+    return None
+
+
 def _framework_floor(case: GpuCase) -> Optional[Rejection]:
     """The framework's own documented driver floor for its CUDA major on this OS."""
     target = case.target
@@ -447,10 +557,24 @@ def _framework_floor(case: GpuCase) -> Optional[Rejection]:
 
 
 def _major_floor(case: GpuCase) -> Optional[Rejection]:
-    """The CUDA major's minor-version-compatibility floor."""
+    """A driver that meets the toolkit's own minimum runs the build natively; below it, the CUDA
+    major's minor-version-compatibility floor must hold (CUDA 11.0's own 450.51.05 is below the
+    11.x floor 450.80.02: a driver between the two runs 11.0 builds, and no other 11.x)."""
+    if case.own_min and not case.below(case.own_min):
+        return None
     if not case.floor_min or not case.below(case.floor_min):
         return None
     major = int(case.cuda.split(".")[0])
+    lowest = _lowest(case.own_min, case.floor_min)
+    if lowest != case.floor_min:
+        return case.reject(
+            "driver",
+            f"driver {case.target.driver_text} is older than CUDA {case.cuda}'s own minimum"
+            f" (≥ {lowest}; CUDA {major}.x's minor-version-compatibility floor is"
+            f" ≥ {case.floor_min})",
+            needs_driver=lowest,
+            row=case.toolkit.provenance if case.toolkit else None,
+        )
     return case.reject(
         "driver",
         f"driver {case.target.driver_text} is older than CUDA {major}.x needs (≥ {case.floor_min})",
@@ -501,6 +625,8 @@ def _ptx_jit(case: GpuCase) -> Optional[str]:
 _DRIVER_RULES: tuple[Callable[[GpuCase], Optional[Rejection | str]], ...] = (
     _driver_found,
     _generation_floor,
+    _wsl_driver,
+    _wsl_generation,
     _framework_floor,
     _major_floor,
     _ptx_driver,
@@ -545,6 +671,11 @@ def _fmt_archs(ccs: tuple[str, ...], prefix: str = "sm_") -> str:
 def _highest(*versions: Optional[str]) -> Optional[str]:
     known = [v for v in versions if v]
     return max(known, key=parse_driver_version) if known else None
+
+
+def _lowest(*versions: Optional[str]) -> Optional[str]:
+    known = [v for v in versions if v]
+    return min(known, key=parse_driver_version) if known else None
 
 
 def _framework_os(target: Target) -> str:
