@@ -161,9 +161,16 @@ class Generation:
     # The first driver that supports the generation at all (Blackwell: R570), per OS.
     min_driver_linux: Optional[str] = None
     min_driver_windows: Optional[str] = None
+    # Where a compute capability's toolkits ended before its generation's (Kepler sm_30/sm_32:
+    # CUDA 10.2; sm_35/sm_37: 11.8).
+    max_cuda_by_cc: dict[str, str] = field(default_factory=dict)
 
     def min_driver(self, driver_os: str) -> Optional[str]:
         return self.min_driver_windows if driver_os == "windows" else self.min_driver_linux
+
+    def max_cuda_for(self, cc: Optional[str]) -> Optional[str]:
+        """The newest CUDA with code for this compute capability (the generation's, else)."""
+        return self.max_cuda_by_cc.get(cc or "", self.max_cuda)
 
 
 @dataclass(frozen=True)

@@ -366,7 +366,15 @@ def _generation(row: dict[str, Any], where: str, branches: tuple[int, ...]) -> G
         provenance=_sourced(row, where),
         min_driver_linux=_driver(row, "min_driver_linux", where),
         min_driver_windows=_driver(row, "min_driver_windows", where),
+        max_cuda_by_cc=_str_table(row, "max_cuda_by_cc", where),
     )
+
+
+def _str_table(row: dict[str, Any], key: str, where: str) -> dict[str, str]:
+    table = row.get(key) or {}
+    if not isinstance(table, dict) or not all(isinstance(v, str) for v in table.values()):
+        raise RecipeError(f"{where}: {key!r} must be a table of strings")
+    return {str(k): v for k, v in table.items()}
 
 
 def _framework_driver(row: dict[str, Any], where: str) -> FrameworkDriver:
