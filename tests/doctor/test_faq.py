@@ -42,3 +42,33 @@ def test_answers_agree_with_the_knowledge_base(kb: KnowledgeBase) -> None:
     assert "tensorflow[and-cuda]" in text
     for needle in ("tensorflow-gpu", "2.11.0", "2.12.0", "no kernel image", "nvidia-*"):
         assert needle in text
+
+
+def _answer(question: str) -> str:
+    return next(a.answer for a in FAQ if a.question == question)
+
+
+def test_the_merge_after_1_15_is_told_as_it_happened(kb: KnowledgeBase) -> None:
+    # TensorFlow 1.15.0 release notes: "tensorflow pip package will by default include GPU
+    # support"; tensorflow/tensorflow#36347: 1.15.2 "no longer has GPU support" (a build-script
+    # change: tensorflow_gpu for GPU, tensorflow for CPU); 2.1.0 release notes: tensorflow
+    # includes GPU support again, for good.
+    text = _answer("Did TensorFlow merge CPU and GPU after 1.15?")
+    for needed in ("1.15.0", "1.15.2", "2.0.x", "2.1.0", "#36347", "tensorflow-gpu"):
+        assert needed in text, needed
+    assert "Up to TensorFlow 1.15 and 2.0" not in render()  # the old, wrong summary
+    tf = {r.version: r for r in kb.framework("tensorflow").releases}
+
+    def gpu_package(version: str) -> set[str]:
+        r = tf[version]
+        return {b.package or r.package or "tensorflow" for b in r.builds if b.is_gpu}
+
+    assert gpu_package("1.15.0") == {"tensorflow"}
+    assert gpu_package("1.15.2") == gpu_package("2.0.4") == {"tensorflow-gpu"}
+    assert gpu_package("2.1.0") == {"tensorflow"}
+
+
+def test_cudnn_is_explained() -> None:
+    text = _answer("What is cuDNN and do TensorFlow and PyTorch use it?")
+    for needed in ("convolution", "PyTorch", "TensorFlow", "CPU"):
+        assert needed in text, needed

@@ -50,3 +50,12 @@ def test_a_build_naming_a_cudnn_without_a_row_is_still_flagged(kb) -> None:
     flagged = {f.where for f in findings if "cuDNN 7.4 has no cudnn.toml row" in f.message}
     assert any("tensorflow 1.15.0" in w for w in flagged)
     assert any("tensorflow 2.0.0" in w for w in flagged)
+
+
+def test_a_known_broken_row_that_covers_no_build_is_an_error(kb) -> None:
+    tf = kb.frameworks["tensorflow"]
+    assert tf.broken  # the sm_120 rows (tensorflow/tensorflow#101746 and others)
+    stray = dataclasses.replace(tf.broken[0], versions="==0.0.1")
+    frameworks = {**kb.frameworks, "tensorflow": dataclasses.replace(tf, broken=(stray,))}
+    findings = check(dataclasses.replace(kb, frameworks=frameworks))
+    assert any(f.level == "error" and "covers no recorded build" in f.message for f in findings)

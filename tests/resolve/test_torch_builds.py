@@ -130,7 +130,12 @@ def test_cu126_kernels_from_the_build_scripts(kb: KnowledgeBase, version: str) -
     windows = _build(release, "cu126", _W).archs
     assert linux is not None and windows is not None
     assert linux.sass == CU126_LINUX_SASS
-    assert windows.sass == CU126_WINDOWS_SASS
+    if version == "2.8.0":
+        # pytorch/pytorch#160575: the 2.8.0+cu126 Windows wheels shipped without sm_50 and
+        # sm_60 (get_arch_list() starts at sm_61); #160586 put them back for 2.9.
+        assert windows.sass == tuple(c for c in CU126_WINDOWS_SASS if c not in ("5.0", "6.0"))
+    else:
+        assert windows.sass == CU126_WINDOWS_SASS
 
 
 @pytest.mark.parametrize("version", ["2.11.0", "2.12.1", "2.13.0", "2.14.1"])

@@ -12,8 +12,6 @@ Expected answers from primary sources, not from recipes/:
 
 from __future__ import annotations
 
-import re
-
 from gpuenv.resolve import resolve
 
 
@@ -37,13 +35,12 @@ def test_a_current_driver_needs_no_update_for_wsl2(kb, describe) -> None:
 
 
 def test_the_advice_respects_the_gpus_last_driver_branch(kb, describe) -> None:
-    # A Kepler GPU cannot take a driver past R470 (NVIDIA's architecture matrix): the advice
-    # asks for an update only up to that branch.
+    # A Kepler GPU cannot take a driver past R470 (NVIDIA's architecture matrix), and CUDA in
+    # WSL2 needs a Windows driver of R495 or later (NVIDIA's CUDA on WSL user guide): WSL2
+    # cannot help it, and the advice says so rather than asking for a driver it cannot run.
     plan = resolve(describe("Tesla K80", "441.22", "windows"), ["tensorflow"], kb=kb)
     fix = _wsl_fix(plan, "tensorflow")
-    wanted = re.search(r"≥ (\d+)\.\d+", fix)
-    assert wanted is not None, fix
-    assert int(wanted.group(1)) < 495, fix  # R495 is the first branch without Kepler
+    assert "would not help" in fix, fix
 
 
 def test_wsl2_itself_gets_no_wsl_advice(kb, describe) -> None:

@@ -90,6 +90,18 @@ def limiting_generation(kb: KnowledgeBase, machine: Machine) -> Optional[Generat
     return best
 
 
+def generation_max_cuda(gen: Generation, machine: Machine) -> Optional[str]:
+    """The newest CUDA with code for the machine's GPUs of that generation (Kepler sm_30:
+    10.2, although the generation's sm_35 goes to 11.8)."""
+    found = [
+        gen.max_cuda_for(g.compute_capability)
+        for g in machine.gpus
+        if g.compute_capability in gen.compute_capabilities
+    ]
+    known = [c for c in found if c]
+    return min(known, key=_version_key) if known else gen.max_cuda
+
+
 @dataclass(frozen=True)
 class DriverAdvice:
     text: str  # "install NVIDIA driver ≥ 610.43.02 (...)"
@@ -110,7 +122,8 @@ def recommended_driver(kb: KnowledgeBase, machine: Machine) -> Optional[DriverAd
     if gen is not None and gen.last_driver_branch is not None:
         branch = gen.last_driver_branch
         if int(need.split(".")[0]) > int(branch):
-            upto = f"; with it, builds up to CUDA {gen.max_cuda} run" if gen.max_cuda else ""
+            top = generation_max_cuda(gen, machine)
+            upto = f"; with it, builds up to CUDA {top} run" if top else ""
             return DriverAdvice(
                 f"install the newest NVIDIA R{branch} driver{where}: R{branch} is the last driver"
                 f" branch that supports {gen.name} GPUs{upto}",
@@ -136,8 +149,8 @@ def needed_driver_text(kb: KnowledgeBase, machine: Machine, cuda: str) -> str:
         return f"install an NVIDIA driver that supports CUDA {cuda}{where}"
     gen = limiting_generation(kb, machine)
     branch = gen.last_driver_branch if gen else None
-    beyond = gen is not None and gen.max_cuda is not None
-    beyond = beyond and _version_key(cuda) > _version_key(str(gen.max_cuda if gen else ""))
+    top = generation_max_cuda(gen, machine) if gen else None
+    beyond = top is not None and _version_key(cuda) > _version_key(top)
     if (
         gen is not None
         and branch is not None
@@ -146,7 +159,7 @@ def needed_driver_text(kb: KnowledgeBase, machine: Machine, cuda: str) -> str:
         return (
             f"{gen.name} GPUs end with driver branch R{branch}, which cannot run CUDA {cuda}"
             f" builds: re-plan for this machine (`gpuenv setup`, or `gpuenv resolve`) to get a"
-            f" build for CUDA {gen.max_cuda or 'an older CUDA'} or older"
+            f" build for CUDA {top or 'an older CUDA'} or older"
         )
     text = f"install NVIDIA driver ≥ {target}{where} (the floor for CUDA {cuda.split('.')[0]}.x"
     own_fits = branch is None or (own is not None and int(own.split(".")[0]) <= int(branch))

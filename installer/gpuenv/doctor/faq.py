@@ -55,15 +55,47 @@ FAQ: tuple[Answer, ...] = (
     ),
     Answer(
         "What was `tensorflow-gpu`?",
-        "Up to TensorFlow 1.15 and 2.0, GPU support was a separate package, `tensorflow-gpu`,"
-        " and `tensorflow` was CPU-only. From 2.1 the `tensorflow` package includes GPU support"
-        " (Linux and Windows) and `tensorflow-gpu` became an alias for the same build, published"
-        " up to 2.11.0. It was then removed: tensorflow-gpu 2.12.0 is a source package that"
-        " deliberately fails to install. Install `tensorflow` (on Linux `tensorflow[and-cuda]`)"
-        " instead.",
+        "The GPU package's old name. Up to 1.14 GPU support was only in `tensorflow-gpu`. From"
+        " 2.1 the plain `tensorflow` package includes it (Linux and Windows) and `tensorflow-gpu`"
+        " stayed an alias for the same build up to 2.11.0 (last Windows wheel 2.10.1);"
+        " tensorflow-gpu 2.12.0 is a source package that deliberately fails to install. Install"
+        " `tensorflow` (on Linux `tensorflow[and-cuda]`). gpuenv reads `tensorflow-gpu` as"
+        " `tensorflow` and says so in one line.",
         (
             "https://github.com/tensorflow/tensorflow/releases/tag/v2.1.0",
             "https://www.tensorflow.org/install/pip",
+        ),
+    ),
+    Answer(
+        "Did TensorFlow merge CPU and GPU after 1.15?",
+        "Not at once. TensorFlow 1.15.0's release notes: the `tensorflow` pip package includes"
+        " GPU support by default (`tensorflow-cpu` is the small CPU-only one). But 1.15.2 to"
+        " 1.15.5 and every 2.0.x went back to a CPU-only `tensorflow` with GPU support in"
+        " `tensorflow-gpu` (a build-script change, tensorflow/tensorflow#36347). From 2.1.0 the"
+        " merge holds: `tensorflow` includes GPU support, `tensorflow-cpu` is CPU-only (Linux"
+        " and Windows x86_64), and `tensorflow-gpu` was an alias up to 2.11. So for 1.15.2-2.0.x"
+        " a GPU needs `tensorflow-gpu`; gpuenv plans the right name per release.",
+        (
+            "https://github.com/tensorflow/tensorflow/releases/tag/v1.15.0",
+            "https://github.com/tensorflow/tensorflow/issues/36347",
+            "https://github.com/tensorflow/tensorflow/releases/tag/v2.1.0",
+        ),
+    ),
+    Answer(
+        "What is cuDNN and do TensorFlow and PyTorch use it?",
+        "cuDNN is NVIDIA's library of GPU kernels for deep-learning primitives: convolutions,"
+        " pooling, normalisation, activations, RNNs and attention. Both frameworks call it for"
+        " those operations on NVIDIA GPUs. PyTorch bundles it: its CUDA wheels require an"
+        " nvidia-cudnn wheel on Linux and carry the DLLs on Windows"
+        " (`torch.backends.cudnn.version()` shows which). TensorFlow is built against one cuDNN"
+        " version per release (its tested build configurations) and loads it at run time: from"
+        " the and-cuda extra's nvidia-cudnn wheel, or one you installed. Without it TensorFlow"
+        " logs that it cannot load libcudnn, skips the GPU and runs on the CPU; a cuDNN too new"
+        " may also lack kernels for older GPUs.",
+        (
+            "https://docs.nvidia.com/deeplearning/cudnn/latest/",
+            "https://pytorch.org/docs/stable/backends.html",
+            "https://www.tensorflow.org/install/source#gpu",
         ),
     ),
     Answer(

@@ -252,7 +252,8 @@ def cc_tuple(cc: str) -> tuple[int, int]:
 def parse_driver_version(text: str) -> tuple[int, ...]:
     """NVIDIA driver versions are dotted integers: 457.49, 535.183.01, 580.65.06."""
     parts = text.strip().split(".")
-    if len(parts) < 2 or not all(p.isdigit() for p in parts):
+    # two or three parts: a fourth (560.94.01.02) is no NVIDIA driver, so a typing error
+    if not 2 <= len(parts) <= 3 or not all(p.isdigit() for p in parts):
         raise MachineError(
             f"not an NVIDIA driver version: {text!r} (expected e.g. 457.49 or 535.183.01)"
         )

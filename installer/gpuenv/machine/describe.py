@@ -17,6 +17,7 @@ from gpuenv.machine import (
     Machine,
     MachineError,
     OSInfo,
+    cc_tuple,
     conda_platform,
     normalize_arch,
     parse_compute_capability,
@@ -107,12 +108,18 @@ def _describe_gpu(kb: KnowledgeBase, text: str) -> Gpu:
         cc = parse_compute_capability(text)
     except MachineError:
         return _described_by_name(kb, text)
-    if kb.generation_for(cc) is None:
+    real = sorted({c for g in kb.generations for c in g.compute_capabilities}, key=cc_tuple)
+    if cc not in real:
         # "970" reads as compute capability 97.0, which nothing has: the GTX 970 was meant.
         if text.strip().isdigit() and _names_a_gpu(kb, text):
             return _described_by_name(kb, text)
+        # 9.9 or 7.7 shares a major with real GPUs, yet no NVIDIA GPU has it: say which do.
+        below = [c for c in real if cc_tuple(c) < cc_tuple(cc)][-1:]
+        above = [c for c in real if cc_tuple(c) > cc_tuple(cc)][:1]
+        nearest = " and ".join(below + above)
         raise MachineError(
-            f"--gpu {text}: compute capability {cc} belongs to no known GPU generation"
+            f"--gpu {text}: compute capability {cc} belongs to no known GPU generation: no"
+            f" NVIDIA GPU in gpuenv's tables has it (nearest that exist: {nearest})"
         )
     return Gpu(name=cc_only_name(cc), compute_capability=cc, source="described (--gpu)")
 

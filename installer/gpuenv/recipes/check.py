@@ -230,9 +230,27 @@ def _check_framework(kb: KnowledgeBase, name: str) -> list[Finding]:
                     )
             for cc in build.broken_on:
                 out += _cc(bwhere, cc)
+    out += _check_broken(kb, name)
     for key in fw.archsets:
         if key not in used:
             out.append(Finding("warning", f"{fw.file} archsets.{key}", "not used by any build"))
+    return out
+
+
+def _check_broken(kb: KnowledgeBase, name: str) -> list[Finding]:
+    """[[broken]] rows: real compute capabilities, and at least one recorded build covered."""
+    fw = kb.frameworks[name]
+    out: list[Finding] = []
+    for i, row in enumerate(fw.broken):
+        where = f"{fw.file} [[broken]] #{i + 1} ({row.versions})"
+        out += _provenance(where, row.provenance)
+        for cc in (*row.compute_capabilities, *row.unknown_on):
+            out += _cc(where, cc)
+        both = set(row.compute_capabilities) & set(row.unknown_on)
+        if both:
+            out.append(Finding("error", where, f"{sorted(both)} both broken and unknown"))
+        if not any(row.covers(r, b) for r in fw.releases for b in r.builds):
+            out.append(Finding("error", where, "covers no recorded build"))
     return out
 
 

@@ -193,9 +193,10 @@ class GpuNames:
             hits = _branded(brands, self._lookup_name(model, self._by_model))
             if not hits:
                 return None
-        elif not exact and not _has_model_number(words):
-            raise AmbiguousGpuName(text, tuple(hits))
         names = {normalize_gpu_name(h.name) for h in hits}  # "SUPER" and "Super" are one
+        if not exact and not _has_model_number(words) and len(names) > 1:
+            # too vague: "RTX" fits hundreds; a part that fits one GPU ("Jetson Thor") is it
+            raise AmbiguousGpuName(text, tuple(hits))
         if len(names) == 1:  # one name, maybe several chips: read exactly as the full name is
             return self.match_gpu(name=hits[0].name)
         if len({h.compute_capability for h in hits}) > 1:

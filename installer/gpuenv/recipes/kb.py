@@ -17,6 +17,7 @@ from gpuenv.recipes.model import (
     GpuRecord,
     RecipeError,
     Toolkit,
+    WslSupport,
     major_minor,
 )
 
@@ -35,6 +36,7 @@ class KnowledgeBase:
     digest: str
     driver_branches: tuple[int, ...] = ()  # ascending: R390, R396, ..., R580, R590, ...
     framework_drivers: tuple[FrameworkDriver, ...] = ()
+    wsl: Optional[WslSupport] = None  # what CUDA in WSL2 needs of the Windows host
     # the GPU look-up tables (by PCI id, by name, by typed model name), built on load
     names: GpuNames = field(init=False, repr=False, compare=False)
 

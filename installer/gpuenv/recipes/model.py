@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Optional
 
+from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from gpuenv.errors import DATA_EXIT, GpuenvError
@@ -61,6 +62,9 @@ class Build:
     companions: tuple[str, ...]
     broken_on: tuple[str, ...]
     provenance: Sourced
+    # False where pip_libs come from an install page, not the wheel's own Requires-Dist
+    # (TensorFlow 2.12/2.13: `pip install nvidia-cudnn-cu11==8.6.0.163`): the plan pins them.
+    pip_libs_declared: bool = True
 
     @property
     def is_gpu(self) -> bool:
@@ -81,10 +85,39 @@ class Release:
     builds: tuple[Build, ...]
     builds_complete: bool  # false: only some builds could be verified; absence proves nothing
     provenance: Sourced
+    # Why no lock can hold this release (a requirement with no wheel at all in its era), or ""
+    unlockable: str = ""
+    # Companion projects' own Python lists where they differ (torchvision 0.20.1 has no cp313
+    # wheel though torch 2.5.1 has): project -> platform -> Pythons
+    related_python: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
 
     @property
     def parsed_version(self) -> Version:
         return Version(self.version)
+
+
+@dataclass(frozen=True)
+class KnownBroken:
+    """Builds that a framework's own tracker shows failing on some GPUs in practice, whatever
+    their PTX promises (pip TensorFlow on sm_120): the resolver rejects them there."""
+
+    framework: str
+    versions: str  # a PEP 440 specifier over release versions: ">=2.16.1,<=2.20.0"
+    variants: tuple[str, ...]  # the build variants it covers ("cuda")
+    platforms: tuple[str, ...]  # the platforms of those builds (WSL2 runs linux-64's)
+    compute_capabilities: tuple[str, ...]  # where the reports show the failure
+    unknown_on: tuple[str, ...]  # related GPUs no report covers either way: warn, not reject
+    reason: str  # what fails, in a sentence
+    instead: str  # what does run there
+    provenance: Sourced  # the issue threads, named as such
+
+    def covers(self, release: Release, build: Build) -> bool:
+        return (
+            release.framework == self.framework
+            and build.variant in self.variants
+            and any(p in self.platforms for p in build.platforms)
+            and SpecifierSet(self.versions).contains(release.version, prereleases=True)
+        )
 
 
 @dataclass(frozen=True)
@@ -95,6 +128,7 @@ class Framework:
     releases: tuple[Release, ...]  # newest first
     archsets: dict[str, ArchSet]
     file: str
+    broken: tuple[KnownBroken, ...] = ()  # known-broken builds, with their sources
 
 
 @dataclass(frozen=True)
@@ -131,9 +165,16 @@ class Generation:
     # The first driver that supports the generation at all (Blackwell: R570), per OS.
     min_driver_linux: Optional[str] = None
     min_driver_windows: Optional[str] = None
+    # Where a compute capability's toolkits ended before its generation's (Kepler sm_30/sm_32:
+    # CUDA 10.2; sm_35/sm_37: 11.8).
+    max_cuda_by_cc: dict[str, str] = field(default_factory=dict)
 
     def min_driver(self, driver_os: str) -> Optional[str]:
         return self.min_driver_windows if driver_os == "windows" else self.min_driver_linux
+
+    def max_cuda_for(self, cc: Optional[str]) -> Optional[str]:
+        """The newest CUDA with code for this compute capability (the generation's, else)."""
+        return self.max_cuda_by_cc.get(cc or "", self.max_cuda)
 
 
 @dataclass(frozen=True)
@@ -145,6 +186,16 @@ class FrameworkDriver:
     os: str  # linux | windows | wsl
     cuda_major: int
     min_driver: str
+    provenance: Sourced
+
+
+@dataclass(frozen=True)
+class WslSupport:
+    """What CUDA in WSL2 needs of the Windows host (NVIDIA's CUDA on WSL user guide)."""
+
+    min_driver_windows: str  # the first driver of the first branch that supports it
+    min_compute_capability: str  # officially supported from here (Pascal)
+    unofficial_from: str  # runs, "not officially supported", from here (Maxwell)
     provenance: Sourced
 
 

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any, Optional
 
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from gpuenv.recipes.kb import KnowledgeBase
@@ -22,10 +23,12 @@ from gpuenv.recipes.model import (
     FrameworkDriver,
     Generation,
     GpuRecord,
+    KnownBroken,
     RecipeError,
     Release,
     Sourced,
     Toolkit,
+    WslSupport,
 )
 
 FRAMEWORK_FILES = {"torch": "pytorch.toml", "tensorflow": "tensorflow.toml", "jax": "jax.toml"}
@@ -91,6 +94,7 @@ def parse_knowledge_base(root: Path, raws: dict[str, bytes], digest: str) -> Kno
         ),
         digest=digest,
         driver_branches=branches,
+        wsl=_wsl(cuda["wsl"], "cuda.toml [wsl]") if "wsl" in cuda else None,
         framework_drivers=tuple(
             _framework_driver(r, _where("cuda.toml", "framework_driver", i, r))
             for i, r in enumerate(cuda.get("framework_driver", []))
@@ -168,7 +172,38 @@ def _load_framework(name: str, fname: str, doc: dict[str, Any]) -> Framework:
         for i, row in enumerate(doc.get("release", []))
     ]
     releases.sort(key=lambda r: r.parsed_version, reverse=True)
-    return Framework(name=name, releases=tuple(releases), archsets=archsets, file=fname)
+    broken = tuple(
+        _known_broken(name, row, _where(fname, "broken", i, row))
+        for i, row in enumerate(doc.get("broken", []))
+    )
+    return Framework(
+        name=name, releases=tuple(releases), archsets=archsets, file=fname, broken=broken
+    )
+
+
+def _known_broken(framework: str, row: dict[str, Any], where: str) -> KnownBroken:
+    versions = _str(row, "versions", where)
+    try:
+        SpecifierSet(versions)
+    except InvalidSpecifier as exc:
+        raise RecipeError(f"{where}: versions {versions!r} is not a version range: {exc}") from exc
+    ccs = _strs(row, "compute_capabilities", where)
+    if not ccs:
+        raise RecipeError(f"{where}: 'compute_capabilities' names no GPU")
+    for key in ("reason", "instead"):
+        if not _str(row, key, where).strip():
+            raise RecipeError(f"{where}: {key!r} is empty")
+    return KnownBroken(
+        framework=framework,
+        versions=versions,
+        variants=_strs(row, "variants", where),
+        platforms=_strs(row, "platforms", where),
+        compute_capabilities=ccs,
+        unknown_on=_strs(row, "unknown_on", where),
+        reason=_str(row, "reason", where).strip(),
+        instead=_str(row, "instead", where).strip(),
+        provenance=_sourced(row, where),
+    )
 
 
 def _release(
@@ -202,7 +237,26 @@ def _release(
         builds=builds,
         builds_complete=bool(row.get("builds_complete", True)),
         provenance=_sourced(row, where),
+        unlockable=(_opt_str(row, "unlockable", where) or "").strip(),
+        related_python=_related_python(row, where),
     )
+
+
+def _related_python(row: dict[str, Any], where: str) -> dict[str, dict[str, tuple[str, ...]]]:
+    table = row.get("related_python") or {}
+    if not isinstance(table, dict):
+        raise RecipeError(f"{where}: 'related_python' must be a table of project tables")
+    out: dict[str, dict[str, tuple[str, ...]]] = {}
+    for project, platforms in table.items():
+        if project not in _RELATED or not isinstance(platforms, dict):
+            raise RecipeError(f"{where}: related_python.{project} is not a companion's table")
+        for platform in platforms:
+            if platform not in PLATFORMS:
+                raise RecipeError(f"{where}: unknown platform {platform!r} in related_python")
+        out[project] = {
+            p: _strs(platforms, p, f"{where} related_python.{project}") for p in platforms
+        }
+    return out
 
 
 def _build(row: dict[str, Any], archsets: dict[str, ArchSet], where: str) -> Build:
@@ -231,6 +285,18 @@ def _build(row: dict[str, Any], archsets: dict[str, ArchSet], where: str) -> Bui
         conda_libs=_strs(row, "conda_libs", where),
         companions=_strs(row, "companions", where),
         broken_on=_strs(row, "broken_on", where),
+        provenance=_sourced(row, where),
+        pip_libs_declared=_bool(row, "pip_libs_declared", where, default=True),
+    )
+
+
+def _wsl(row: dict[str, Any], where: str) -> WslSupport:
+    if not isinstance(row, dict):
+        raise RecipeError(f"{where}: must be a table")
+    return WslSupport(
+        min_driver_windows=_str(row, "min_driver_windows", where),
+        min_compute_capability=_str(row, "min_compute_capability", where),
+        unofficial_from=_str(row, "unofficial_from", where),
         provenance=_sourced(row, where),
     )
 
@@ -300,7 +366,15 @@ def _generation(row: dict[str, Any], where: str, branches: tuple[int, ...]) -> G
         provenance=_sourced(row, where),
         min_driver_linux=_driver(row, "min_driver_linux", where),
         min_driver_windows=_driver(row, "min_driver_windows", where),
+        max_cuda_by_cc=_str_table(row, "max_cuda_by_cc", where),
     )
+
+
+def _str_table(row: dict[str, Any], key: str, where: str) -> dict[str, str]:
+    table = row.get(key) or {}
+    if not isinstance(table, dict) or not all(isinstance(v, str) for v in table.values()):
+        raise RecipeError(f"{where}: {key!r} must be a table of strings")
+    return {str(k): v for k, v in table.items()}
 
 
 def _framework_driver(row: dict[str, Any], where: str) -> FrameworkDriver:

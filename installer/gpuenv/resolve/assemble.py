@@ -11,7 +11,7 @@ from gpuenv.recipes import PLATFORM_PROJECT, KnowledgeBase
 from gpuenv.resolve import explain
 from gpuenv.resolve.combine import common_pythons
 from gpuenv.resolve.plan import FrameworkChoice, PipRequirement, Plan, RejectedCandidate
-from gpuenv.resolve.requirements import FrameworkRequirement
+from gpuenv.resolve.requirements import RETIRED_NAMES, FrameworkRequirement
 from gpuenv.resolve.rules import (
     Candidate,
     Rejection,
@@ -48,14 +48,18 @@ def assemble(
             name=req.framework,
             version=release.version,
             variant=build.variant,
-            cuda=build.cuda,
-            cudnn=build.cudnn,
+            # a CUDA build run on the CPU uses no CUDA: the plan says so (null)
+            cuda=build.cuda if cand.on_gpu else None,
+            cudnn=build.cudnn if cand.on_gpu else None,
             package=build.package or release.package or req.framework,
             released=release.released.isoformat() if release.released else None,
             gpu=cand.on_gpu,
             related=dict(release.related),
         )
         pip.extend(_pip_requirements(req, cand, target))
+        if not cand.extra and not build.pip_libs_declared:
+            # libraries the wheel does not require, that its install page does: pinned here
+            pip.extend(PipRequirement(lib, None) for lib in cand.pip_libs)
         conda.extend(cand.conda_libs)
         companions.extend(cand.companions)
         constraints.extend(cand.constraints)
@@ -65,7 +69,13 @@ def assemble(
         reasons.extend(cand.constraint_reasons)
         sources.append(explain.choice_sources(cand))
         reasons.extend(explain.windows_last_gpu_reason(kb, cand, rejections, target))
-        if target.wants_gpu and not cand.on_gpu:
+        warnings.extend(RETIRED_NAMES[n] for n in req.retired_names)
+        if req.cpu_only:
+            reasons.append(
+                f"{req.framework}: {', '.join(n for n in req.names if n != req.framework)} asks"
+                " for the CPU-only build"
+            )
+        elif target.wants_gpu and not cand.on_gpu:
             warnings.append(
                 f"{req.framework} {release.version} will run on the CPU: "
                 + explain.why_not_gpu(req.framework, rejections, target)
@@ -79,6 +89,12 @@ def assemble(
             warnings.append(
                 f"{req.framework} {release.version} will run on the CPU: no NVIDIA GPU found"
             )
+    if target.wsl and kb.wsl and any(c.on_gpu for c in chosen):
+        reasons.append(
+            f"WSL2: CUDA there runs on the Windows host's driver (≥ {kb.wsl.min_driver_windows})"
+            " with the GPU in WDDM mode, not TCC (source:"
+            f" {kb.wsl.provenance.source.split(' ')[0]})"
+        )
     if len(chosen) > 1 or target.python:
         span = ", ".join(
             f"{c.framework} {c.release.version} ({explain.span(c.pythons)})" for c in chosen

@@ -19,7 +19,7 @@ def candidates(
     heavy: list[Candidate] = []
     rejected: list[Rejection] = []
     for release in kb.framework(req.framework).releases:  # newest first
-        if target.wants_gpu:
+        if target.wants_gpu and not req.cpu_only:
             for build in sorted(
                 (b for b in release.builds if b.is_gpu and req.accepts(b.variant, b.extra)),
                 key=_cuda_order,
@@ -36,7 +36,7 @@ def candidates(
                 (heavy if _is_heavy_on_cpu(build) else cpu).append(outcome)
                 break
             # a GPU machine's CPU fallbacks, or builds for other platforms, explain nothing
-            if not target.wants_gpu and outcome.rule != "platform":
+            if (not target.wants_gpu or req.cpu_only) and outcome.rule != "platform":
                 rejected.append(outcome)
     return gpu, cpu + heavy, rejected
 
@@ -56,15 +56,16 @@ def _is_heavy_on_cpu(build: Build) -> bool:
 
 
 def _cpu_options(release: Release, platform: str, req: FrameworkRequirement) -> list[Build]:
-    """Builds that can run a release on the CPU, best first: the release's own CPU build; its
-    default-index CUDA build when that brings no CUDA libraries of its own (TensorFlow's plain
-    wheel); a CPU-only package (tensorflow-cpu); a CUDA build that does (torch on Linux)."""
+    """Builds that can run a release on the CPU, best first: the release's own CPU build; a
+    CPU-only package (tensorflow-cpu); its default-index CUDA build when that brings no CUDA
+    libraries of its own (TensorFlow's plain wheel, GPU code it will not use); a CUDA build that
+    does (torch on Linux). A CPU plan uses a CPU-only build wherever one exists."""
     main = release.package or release.framework
 
     def rank(build: Build) -> int:
         if not build.is_gpu:
-            return 0 if (build.package or main) == main else 2
-        return 3 if _is_heavy_on_cpu(build) else 1
+            return 0 if (build.package or main) == main else 1
+        return 3 if _is_heavy_on_cpu(build) else 2
 
     usable = [
         b

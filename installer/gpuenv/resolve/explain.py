@@ -54,6 +54,8 @@ def choice_reason(
         what = f"the newest {req.framework} build that runs on {target.describe_gpu()}"
         if target.driver_text:
             what += f" with driver {target.driver_text}"
+    elif target.wants_gpu and req.cpu_only:
+        what = f"the newest {req.framework} CPU-only build"
     elif target.wants_gpu:
         what = f"the newest {req.framework} release, on the CPU (no GPU build fits)"
     else:

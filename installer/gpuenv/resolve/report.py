@@ -17,7 +17,9 @@ def render(plan: Plan, *, explain: bool = False) -> str:
             libs.append(f"CUDA {fw.cuda}")
         if fw.cudnn:
             libs.append(f"cuDNN {fw.cudnn}")
-        if not libs:
+        if not libs and not fw.gpu and fw.variant != "cpu":
+            detail = " (a CUDA build, running on the CPU)"
+        elif not libs:
             detail = " (CPU build)"
         elif fw.gpu:
             detail = f" ({', '.join(libs)})"

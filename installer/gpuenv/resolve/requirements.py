@@ -26,6 +26,19 @@ _ALIASES: dict[str, tuple[str, str | None]] = {
 }
 
 
+# Names that ask for the CPU-only package, and retired names, with what became of them.
+_CPU_ONLY_NAMES = frozenset({"tensorflow-cpu"})
+RETIRED_NAMES = {
+    # the default index: tensorflow-gpu's last wheels are 2.11.0 (manylinux) and 2.10.1
+    # (win_amd64); 2.12.0 is an sdist whose setup.py raises (an error package)
+    "tensorflow-gpu": (
+        "tensorflow-gpu is the retired name of TensorFlow's GPU package (wheels up to 2.11.0 on"
+        " Linux, 2.10.1 on Windows; 2.12.0 is an sdist that fails on install): planned as"
+        " tensorflow, which includes GPU support since 2.1"
+    ),
+}
+
+
 class RequirementError(GpuenvError, ValueError):
     exit_code = USAGE_EXIT
 
@@ -98,6 +111,16 @@ class FrameworkRequirement:
     extras: tuple[str, ...] = ()  # PEP 685 names: jax[cuda12] -> ("cuda12",)
     # The version ranges typed for those projects ("torchaudio>=2.5"), per project.
     project_specifiers: tuple[tuple[str, SpecifierSet], ...] = ()
+    names: tuple[str, ...] = ()  # the names typed for it, canonical ("tensorflow-cpu")
+
+    @property
+    def cpu_only(self) -> bool:
+        """`tensorflow-cpu` asks for the CPU-only build: a CPU plan for this framework."""
+        return any(n in _CPU_ONLY_NAMES for n in self.names)
+
+    @property
+    def retired_names(self) -> tuple[str, ...]:
+        return tuple(n for n in self.names if n in RETIRED_NAMES)
 
     def allows(self, version: str) -> bool:
         return _allows(self.specifier, version)
@@ -165,14 +188,16 @@ def parse_requirements(texts: list[str] | tuple[str, ...]) -> tuple[FrameworkReq
                 f" its extras; ask for {project} without them"
             )
         project_specs = ((project, req.specifier),) if project and req.specifier else ()
+        names: tuple[str, ...] = (name,)
         if previous:
+            names = tuple(dict.fromkeys((*previous.names, name)))
             spec = previous.specifier & spec
             projects = tuple(dict.fromkeys((*previous.with_projects, *projects)))
             extras = tuple(dict.fromkeys((*previous.extras, *extras)))
             project_specs = (*previous.project_specifiers, *project_specs)
             text = f"{previous.text}, {text}"
         merged[framework] = FrameworkRequirement(
-            framework, spec, projects, text, extras, project_specifiers=project_specs
+            framework, spec, projects, text, extras, project_specifiers=project_specs, names=names
         )
     order = {"torch": 0, "tensorflow": 1, "jax": 2}
     return tuple(sorted(merged.values(), key=lambda r: order[r.framework]))

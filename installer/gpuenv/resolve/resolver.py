@@ -128,6 +128,13 @@ def _resolve(
             + (f" ({'; '.join(machine.notes)})" if machine.notes else "")
         )
 
+    asked_cpu = [r for r in reqs if r.cpu_only]
+    if require_gpu and asked_cpu:
+        raise ResolveError(
+            f"--require-gpu: {asked_cpu[0].text!r} asks for the CPU-only build; ask for"
+            f" {asked_cpu[0].framework} instead"
+        )
+
     ranked: list[list[Candidate]] = []
     gpu_counts: list[int] = []
     rejections: list[Rejection] = []

@@ -7,6 +7,7 @@ sentence a person can act on.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Optional
@@ -15,7 +16,6 @@ from packaging.version import Version
 
 from gpuenv.machine import cc_tuple, parse_driver_version
 from gpuenv.recipes import (
-    PLATFORM_PROJECT,
     Build,
     CudnnRelease,
     KnowledgeBase,
@@ -24,6 +24,13 @@ from gpuenv.recipes import (
     major_minor,
 )
 from gpuenv.recipes.archs import coverage
+from gpuenv.recipes.model import CudaMajor, KnownBroken, Toolkit
+
+# The build-naming helpers stay importable from here (assemble and the lock stage use them).
+from gpuenv.resolve.availability import available_pythons, unavailable
+from gpuenv.resolve.availability import build_package as build_package
+from gpuenv.resolve.availability import labelled_project as labelled_project
+from gpuenv.resolve.availability import published_version as published_version
 from gpuenv.resolve.requirements import FrameworkRequirement, Pin, parse_pin
 from gpuenv.resolve.target import Target
 
@@ -155,7 +162,7 @@ def evaluate(
     if build.is_gpu and on_cpu and req.extras:
         # the extra asked for CUDA: a CPU plan would silently drop it
         return reject("extra", f"{req.text!r} asks for a CUDA build, and the plan is for the CPU")
-    missing = _unavailable(release, build, target)
+    missing = unavailable(target.available, release, build, target.platform)
     if missing:
         return reject("unavailable", missing)
     if target.platform not in build.platforms:
@@ -164,7 +171,14 @@ def evaluate(
             _platform_message(kb, target, release, build),
             incomplete=not release.builds_complete,
         )
-    pythons = _available_pythons(release, build, target, _pythons(release, target))
+    pythons = available_pythons(
+        target.available, release, build, target.platform, _pythons(release, target)
+    )
+    for project in req.with_projects:
+        # a companion planned beside it must have wheels for the chosen Python too
+        theirs = release.related_python.get(project, {}).get(target.platform)
+        if theirs is not None:
+            pythons = tuple(p for p in pythons if p in theirs)
     if not pythons:
         if target.python and release.python.get(target.platform):
             have = ", ".join(release.python[target.platform])
@@ -174,6 +188,8 @@ def evaluate(
         return reject(
             "platform", f"no wheels for {target.platform}", incomplete=not release.builds_complete
         )
+    if release.unlockable:  # after the platform: elsewhere, "not for this platform" says more
+        return reject("unlockable", release.unlockable)
     for project in req.with_projects:
         # A package asked for by name is planned from data or refused, never dropped.
         companion = release.related.get(project)
@@ -191,10 +207,7 @@ def evaluate(
     constraints: list[str] = []
     constraint_reasons: list[str] = []
     if build.is_gpu and on_cpu:
-        warnings.append(
-            f"{candidate_label(release, build)} is a CUDA build: it runs on the CPU, and brings"
-            " CUDA libraries it will not use (no CPU-only build was available)"
-        )
+        warnings.append(_cuda_build_on_cpu(release, build, target))
     elif build.is_gpu:
         if not target.wants_gpu or target.cc is None:
             return reject("no-gpu", "a GPU build, and the plan is for the CPU")
@@ -216,62 +229,20 @@ def evaluate(
     )
 
 
-def labelled_project(release: Release, build: Build) -> str:
-    """The project whose files carry this build's local label on its index: the framework's own
-    (torch 2.7.1+cu118), or, for a labelled build of a pure-Python framework, the companion with
-    its compiled code (jaxlib 0.4.18+cuda12.cudnn89 for jax[cuda12_pip] 0.4.18)."""
-    companion = PLATFORM_PROJECT.get(release.framework)
-    if build.local and companion and companion in release.related:
-        return companion
-    return build_package(release, build)
-
-
-def published_version(release: Release, build: Build, platform: str) -> str:
-    """The version string of the labelled project's files for this build: "2.7.1+cu118" on its
-    index, "2.7.1" as default; for jax[cuda12_pip] 0.4.18, jaxlib's "0.4.18+cuda12.cudnn89"."""
-    project = labelled_project(release, build)
-    base = release.version if project == build_package(release, build) else release.related[project]
-    if platform in build.pypi_default or build.index is None:
-        return base
-    return base + build.local
-
-
-def build_package(release: Release, build: Build) -> str:
-    return build.package or release.package or release.framework
-
-
-def _unavailable(release: Release, build: Build, target: Target) -> Optional[str]:
-    """Why no reachable source has this build's files, when the lock looked (None otherwise)."""
-    if target.available is None or target.platform not in build.platforms:
-        return None
-    package = labelled_project(release, build)
-    known = target.available.versions.get(package)
-    if known is None:
-        return None
-    version = published_version(release, build, target.platform)
-    if version in known:
-        return None
-    unreachable = [
-        u for u in target.available.unreachable if build.index and u.startswith(build.index)
-    ]
-    if unreachable:
-        return (
-            f"its index {build.index} is unreachable, and no other source has {package}=={version}"
-        )
-    return f"no reachable source has {package}=={version} for {target.platform}"
-
-
-def _available_pythons(
-    release: Release, build: Build, target: Target, pythons: tuple[str, ...]
-) -> tuple[str, ...]:
-    """Only the Pythons the reachable sources have this build's wheels for (when known)."""
-    if target.available is None:
-        return pythons
-    version = published_version(release, build, target.platform)
-    have = target.available.pythons.get(labelled_project(release, build), {}).get(version)
-    if have is None or "*" in have:
-        return pythons
-    return tuple(p for p in pythons if p in have)
+def _cuda_build_on_cpu(release: Release, build: Build, target: Target) -> str:
+    """Why a CUDA build runs on the CPU, truly: what it carries, and why no CPU-only build."""
+    carries = (
+        "brings CUDA libraries it will not use"
+        if build.pip_libs and not build.extra
+        else "carries GPU code it will not use"
+    )
+    cpu_only = [b for b in release.builds if not b.is_gpu and target.platform in b.platforms]
+    if not cpu_only:
+        why = f"no CPU-only build of {release.framework} {release.version} is recorded for {target.platform}"
+    else:
+        names = ", ".join(sorted({build_package(release, b) for b in cpu_only}))
+        why = f"its CPU-only build ({names}) does not fit this request"
+    return f"{candidate_label(release, build)} is a CUDA build: it runs on the CPU, and {carries} ({why})"
 
 
 def _pythons(release: Release, target: Target) -> tuple[str, ...]:
@@ -316,115 +287,370 @@ def _last_gpu_release_on(kb: KnowledgeBase, framework: str, platform: str) -> Op
     return None
 
 
+@dataclass(frozen=True)
+class GpuCase:
+    """One CUDA build on the target GPU, with what every GPU rule asks about it."""
+
+    kb: KnowledgeBase
+    target: Target
+    release: Release
+    build: Build
+    cuda: str  # the build's CUDA version
+    arch: str  # "sass": machine code for every planned GPU; "ptx": some need the JIT
+    sm: str  # the GPU the JIT serves when arch is "ptx" (else the deciding GPU's sm)
+    toolkit: Optional[Toolkit]  # the build's CUDA toolkit row
+    floor: Optional[CudaMajor]  # its CUDA major's minor-version-compatibility row
+    own_min: Optional[str]  # the toolkit's own minimum driver on the target's driver OS
+    floor_min: Optional[str]  # the major's minor-version-compatibility floor there
+
+    @property
+    def label(self) -> str:
+        return candidate_label(self.release, self.build)
+
+    def reject(
+        self,
+        rule: str,
+        message: str,
+        needs_driver: Optional[str] = None,
+        row: Optional[Sourced] = None,
+    ) -> Rejection:
+        return rejection(
+            self.release, self.build, rule, message, needs_driver, row or self.build.provenance
+        )
+
+    def below(self, version: str) -> bool:
+        """Whether the target's driver is older than `version` (it has one: see _driver_found)."""
+        assert self.target.driver is not None
+        return self.target.driver < parse_driver_version(version)
+
+
 def _check_gpu(
     kb: KnowledgeBase, target: Target, release: Release, build: Build
 ) -> Rejection | tuple[list[str], list[str], list[str]]:
-    """Architecture, driver and cuDNN rules for a CUDA build on the target GPU."""
+    """Architecture, driver and cuDNN rules for a CUDA build on the target GPU: the first rule
+    that rejects decides; the others may add a warning."""
     assert target.cc is not None and build.cuda is not None
+    broken = _broken(kb, release, build, target)
+    if broken is not None:
+        return broken
+    arch = _arch(release, build, target)
+    if isinstance(arch, Rejection):
+        return arch
+    case = _case(kb, target, release, build, build.cuda, *arch)
+    warnings: list[str] = _broken_unknown(kb, release, build, target)
+    for rule in _DRIVER_RULES:
+        outcome = rule(case)
+        if isinstance(outcome, Rejection):
+            return outcome
+        if outcome is not None:
+            warnings.append(outcome)
+    cudnn = _cudnn_rule(case)
+    if isinstance(cudnn, Rejection):
+        return cudnn
+    constraints, reasons = cudnn
+    assumed = _cudnn_assumed(case)
+    if assumed:
+        warnings.append(assumed)
+    return warnings, constraints, reasons
 
-    def reject(
-        rule: str, message: str, needs_driver: Optional[str] = None, row: Optional[Sourced] = None
-    ) -> Rejection:
-        return rejection(release, build, rule, message, needs_driver, row or build.provenance)
 
-    cc = target.cc
-    sm = f"sm_{cc.replace('.', '')}"
-    warnings: list[str] = []
-    constraints: list[str] = []
-    arch = "sass"
-    for each in target.ccs:  # every GPU the plan must run on, the lowest first
+def _cudnn_assumed(case: GpuCase) -> Optional[str]:
+    """Honest about assumptions: "its cuDNN has kernels for this GPU" rests on an unverified
+    row exactly when the GPU is of the generation at that row's lower edge (Kepler on cuDNN
+    8.7, whose support matrix nobody could read)."""
+    cudnn, cc = case.build.cudnn, case.target.cc
+    row = case.kb.cudnn.get(major_minor(cudnn)) if cudnn else None
+    if row is None or row.provenance.verified or not row.min_compute_capability or cc is None:
+        return None
+    if cc_tuple(cc)[0] != cc_tuple(row.min_compute_capability)[0]:
+        return None
+    return (
+        f"{case.label}: that its cuDNN {cudnn} has kernels for compute capability {cc} rests on"
+        f" an unverified row (recipes/cudnn.toml {row.version}: {row.provenance.note})"
+    )
+
+
+def _case(
+    kb: KnowledgeBase,
+    target: Target,
+    release: Release,
+    build: Build,
+    cuda: str,
+    arch: str,
+    sm: str,
+) -> GpuCase:
+    toolkit = kb.toolkit(cuda)
+    floor = kb.cuda_majors.get(int(cuda.split(".")[0]))
+    return GpuCase(
+        kb,
+        target,
+        release,
+        build,
+        cuda,
+        arch,
+        sm,
+        toolkit,
+        floor,
+        own_min=_min_driver(toolkit, target) if toolkit else None,
+        floor_min=_min_driver_major(floor, target) if floor else None,
+    )
+
+
+def _broken(
+    kb: KnowledgeBase, release: Release, build: Build, target: Target
+) -> Optional[Rejection]:
+    """Known broken beats PTX: the knowledge base records the build failing on one of the GPUs
+    (a framework-wide [[broken]] row with its issue threads, or the build's own broken_on)."""
+    for each in target.ccs:
         each_sm = f"sm_{each.replace('.', '')}"
+        for row in _known_broken(kb, release, build):
+            if each in row.compute_capabilities:
+                return rejection(
+                    release,
+                    build,
+                    "broken",
+                    f"recorded as not working on {each_sm}: {row.reason}. Instead: {row.instead}",
+                    None,
+                    row.provenance,
+                )
         if each in build.broken_on:
-            return reject(
-                "broken", f"recorded as not working on {each_sm}: {build.provenance.note}"
+            return rejection(
+                release,
+                build,
+                "broken",
+                f"recorded as not working on {each_sm}: {build.provenance.note}",
+                None,
+                build.provenance,
             )
+    return None
+
+
+def _broken_unknown(kb: KnowledgeBase, release: Release, build: Build, target: Target) -> list[str]:
+    """A GPU next to those a [[broken]] row covers, that no report covers either way."""
+    out = []
+    for row in _known_broken(kb, release, build):
+        unknown = [c for c in target.ccs if c in row.unknown_on]
+        if unknown:
+            reported = ", ".join(f"sm_{c.replace('.', '')}" for c in row.compute_capabilities)
+            out.append(
+                f"{candidate_label(release, build)} is reported broken on {reported}, and no report"
+                f" says whether it runs on {', '.join('sm_' + c.replace('.', '') for c in unknown)}"
+                f" ({row.provenance.source}); if it fails, use instead: {row.instead}"
+            )
+    return out
+
+
+def _known_broken(kb: KnowledgeBase, release: Release, build: Build) -> list[KnownBroken]:
+    framework = kb.frameworks.get(release.framework)
+    if framework is None or not framework.broken:
+        return []
+    return [row for row in framework.broken if row.covers(release, build)]
+
+
+def _arch(release: Release, build: Build, target: Target) -> Rejection | tuple[str, str]:
+    """Machine code or PTX for every planned GPU, the lowest first: ("sass" | "ptx", the sm
+    that needs the JIT, or the deciding GPU's), or a rejection naming the first GPU without."""
+    assert target.cc is not None
+    arch, sm = "sass", f"sm_{target.cc.replace('.', '')}"
+    for each in target.ccs:
+        each_sm = f"sm_{each.replace('.', '')}"
         support = arch_support(build, each)
         if support is None:
             assert build.archs is not None
-            return reject(
+            return rejection(
+                release,
+                build,
                 "gpu-arch",
                 f"no kernels for {each_sm}: built for {_fmt_archs(build.archs.sass)}"
                 + (f", PTX {_fmt_archs(build.archs.ptx, 'compute_')}" if build.archs.ptx else ""),
-                row=build.archs.provenance,
+                None,
+                build.archs.provenance,
             )
         if support == "ptx":
             arch, sm = "ptx", each_sm
+    return arch, sm
 
-    toolkit = kb.toolkit(build.cuda)
-    major = int(build.cuda.split(".")[0])
-    floor = kb.cuda_majors.get(major)
-    own_min = _min_driver(toolkit, target) if toolkit else None
-    floor_min = _min_driver_major(floor, target) if floor else None
-    fix = _highest(own_min or floor_min, target.generation_min_driver)
-    if target.driver is None:
-        return reject(
-            "driver",
-            f"no NVIDIA driver found; CUDA {build.cuda} needs driver ≥ {fix or '?'}",
-            needs_driver=fix,
-            row=toolkit.provenance if toolkit else (floor.provenance if floor else None),
-        )
+
+def _driver_found(case: GpuCase) -> Optional[Rejection]:
+    """Some driver: without one no CUDA build runs (the fix is the highest floor that applies)."""
+    if case.target.driver is not None:
+        return None
+    fix = _highest(case.own_min or case.floor_min, case.target.generation_min_driver)
+    row = (
+        case.toolkit.provenance if case.toolkit else (case.floor.provenance if case.floor else None)
+    )
+    return case.reject(
+        "driver",
+        f"no NVIDIA driver found; CUDA {case.cuda} needs driver ≥ {fix or '?'}",
+        needs_driver=fix,
+        row=row,
+    )
+
+
+def _generation_floor(case: GpuCase) -> Optional[Rejection]:
+    """The driver knows the chip at all: the generation's first supporting driver."""
+    target = case.target
     gen_min = target.generation_min_driver
-    if gen_min and target.driver < parse_driver_version(gen_min):
-        # No CUDA build runs: the driver does not know the chip at all.
-        return reject(
-            "driver",
-            f"driver {target.driver_text} predates {target.generation_min_owner} GPUs: they need"
-            f" driver ≥ {gen_min} (R{target.branch_of(gen_min)}, the first branch that supports"
-            " them)",
-            needs_driver=_highest(gen_min, floor_min),
-            row=_generation_row(kb, target.generation_min_owner),
-        )
-    documented = kb.framework_driver(release.framework, _framework_os(target), build.cuda)
-    if documented and target.driver < parse_driver_version(documented.min_driver):
-        where = "WSL2 (the Windows host's driver)" if target.wsl else target.driver_os
-        return reject(
-            "driver",
-            f"{release.framework} documents driver ≥ {documented.min_driver} for its CUDA"
-            f" {major} builds on {where}; driver is {target.driver_text}",
-            needs_driver=documented.min_driver,
-            row=documented.provenance,
-        )
-    if floor_min and target.driver < parse_driver_version(floor_min):
-        return reject(
-            "driver",
-            f"driver {target.driver_text} is older than CUDA {major}.x needs (≥ {floor_min})",
-            needs_driver=floor_min,
-            row=floor.provenance if floor else None,
-        )
-    if own_min and target.driver < parse_driver_version(own_min):
-        if arch == "ptx":
-            return reject(
-                "driver",
-                f"only PTX for {sm}, and JIT-compiling PTX from CUDA {build.cuda} needs driver"
-                f" ≥ {own_min} (driver is {target.driver_text})",
-                needs_driver=own_min,
-                row=toolkit.provenance if toolkit else None,
-            )
-        warnings.append(
-            f"{candidate_label(release, build)} runs through CUDA minor-version compatibility:"
-            f" driver {target.driver_text} is older than CUDA {build.cuda}'s own ≥ {own_min}"
-        )
-    if toolkit is None and floor is None:
-        warnings.append(f"CUDA {build.cuda} is not in the knowledge base; driver checks skipped")
-    if arch == "ptx":
-        warnings.append(
-            f"{candidate_label(release, build)} has no machine code for {sm}: kernels are"
-            " JIT-compiled from PTX at first start (minutes), then cached"
-        )
+    if not gen_min or not case.below(gen_min):
+        return None
+    return case.reject(
+        "driver",
+        f"driver {target.driver_text} predates {target.generation_min_owner} GPUs: they need"
+        f" driver ≥ {gen_min} (R{target.branch_of(gen_min)}, the first branch that supports"
+        " them)",
+        needs_driver=_highest(gen_min, case.floor_min),
+        row=_generation_row(case.kb, target.generation_min_owner),
+    )
 
-    cudnn_outcome = _check_cudnn(kb, target, build)
-    if isinstance(cudnn_outcome, tuple):
-        message, row = cudnn_outcome
-        return reject("cudnn-arch", message, row=row)
-    reasons = []
-    for pin, first_bad in cudnn_outcome:
+
+def _wsl_driver(case: GpuCase) -> Optional[Rejection]:
+    """CUDA in WSL2 at all: the Windows host's driver must be new enough (NVIDIA's guide)."""
+    wsl = case.kb.wsl
+    if not case.target.wsl or wsl is None or not case.below(wsl.min_driver_windows):
+        return None
+    return case.reject(
+        "driver",
+        f"CUDA in WSL2 needs a Windows driver ≥ {wsl.min_driver_windows}"
+        f" (R{case.target.branch_of(wsl.min_driver_windows)} or later); driver is"
+        f" {case.target.driver_text}",
+        # what lifts it for this build: WSL2's own floor, and the build's floors beyond it
+        needs_driver=_highest(wsl.min_driver_windows, case.floor_min, _documented_min(case)),
+        row=wsl.provenance,
+    )
+
+
+def _documented_min(case: GpuCase) -> Optional[str]:
+    row = case.kb.framework_driver(case.release.framework, _framework_os(case.target), case.cuda)
+    return row.min_driver if row else None
+
+
+def _wsl_generation(case: GpuCase) -> Optional[str]:
+    """Maxwell runs CUDA in WSL2, but NVIDIA's guide does not officially support it."""
+    wsl, target = case.kb.wsl, case.target
+    if not target.wsl or wsl is None or target.cc is None:
+        return None
+    low = cc_tuple(target.ccs[0] if target.ccs else target.cc)
+    if cc_tuple(wsl.unofficial_from) <= low < cc_tuple(wsl.min_compute_capability):
+        return (
+            f"{case.label}: NVIDIA's CUDA on WSL guide supports GPUs from compute capability"
+            f" {wsl.min_compute_capability} (Pascal) officially; this GPU is {target.cc}, 'not"
+            f" officially supported' in WSL2 ({wsl.provenance.source.split(' ')[0]})"
+        )
+    return None
+
+
+def _framework_floor(case: GpuCase) -> Optional[Rejection]:
+    """The framework's own documented driver floor for its CUDA major on this OS."""
+    target = case.target
+    documented = case.kb.framework_driver(case.release.framework, _framework_os(target), case.cuda)
+    if documented is None or not case.below(documented.min_driver):
+        return None
+    where = "WSL2 (the Windows host's driver)" if target.wsl else target.driver_os
+    major = int(case.cuda.split(".")[0])
+    return case.reject(
+        "driver",
+        f"{case.release.framework} documents driver ≥ {documented.min_driver} for its CUDA"
+        f" {major} builds on {where}; driver is {target.driver_text}",
+        needs_driver=documented.min_driver,
+        row=documented.provenance,
+    )
+
+
+def _major_floor(case: GpuCase) -> Optional[Rejection]:
+    """A driver that meets the toolkit's own minimum runs the build natively; below it, the CUDA
+    major's minor-version-compatibility floor must hold (CUDA 11.0's own 450.51.05 is below the
+    11.x floor 450.80.02: a driver between the two runs 11.0 builds, and no other 11.x)."""
+    if case.own_min and not case.below(case.own_min):
+        return None
+    if not case.floor_min or not case.below(case.floor_min):
+        return None
+    major = int(case.cuda.split(".")[0])
+    lowest = _lowest(case.own_min, case.floor_min)
+    if lowest != case.floor_min:
+        return case.reject(
+            "driver",
+            f"driver {case.target.driver_text} is older than CUDA {case.cuda}'s own minimum"
+            f" (≥ {lowest}; CUDA {major}.x's minor-version-compatibility floor is"
+            f" ≥ {case.floor_min})",
+            needs_driver=lowest,
+            row=case.toolkit.provenance if case.toolkit else None,
+        )
+    return case.reject(
+        "driver",
+        f"driver {case.target.driver_text} is older than CUDA {major}.x needs (≥ {case.floor_min})",
+        needs_driver=case.floor_min,
+        row=case.floor.provenance if case.floor else None,
+    )
+
+
+def _ptx_driver(case: GpuCase) -> Optional[Rejection]:
+    """PTX JIT needs the toolkit's own driver: minor-version compatibility does not cover it."""
+    if case.arch != "ptx" or not case.own_min or not case.below(case.own_min):
+        return None
+    return case.reject(
+        "driver",
+        f"only PTX for {case.sm}, and JIT-compiling PTX from CUDA {case.cuda} needs driver"
+        f" ≥ {case.own_min} (driver is {case.target.driver_text})",
+        needs_driver=case.own_min,
+        row=case.toolkit.provenance if case.toolkit else None,
+    )
+
+
+def _own_minimum(case: GpuCase) -> Optional[str]:
+    """Below the toolkit's own minimum the build runs through minor-version compatibility."""
+    if not case.own_min or not case.below(case.own_min):
+        return None
+    return (
+        f"{case.label} runs through CUDA minor-version compatibility:"
+        f" driver {case.target.driver_text} is older than CUDA {case.cuda}'s own ≥ {case.own_min}"
+    )
+
+
+def _toolkit_known(case: GpuCase) -> Optional[str]:
+    if case.toolkit is None and case.floor is None:
+        return f"CUDA {case.cuda} is not in the knowledge base; driver checks skipped"
+    return None
+
+
+def _ptx_jit(case: GpuCase) -> Optional[str]:
+    if case.arch != "ptx":
+        return None
+    return (
+        f"{case.label} has no machine code for {case.sm}: kernels are"
+        " JIT-compiled from PTX at first start (minutes), then cached"
+    )
+
+
+# In order: the first rejection decides; warnings keep this order in the plan.
+_DRIVER_RULES: tuple[Callable[[GpuCase], Optional[Rejection | str]], ...] = (
+    _driver_found,
+    _generation_floor,
+    _wsl_driver,
+    _wsl_generation,
+    _framework_floor,
+    _major_floor,
+    _ptx_driver,
+    _own_minimum,
+    _toolkit_known,
+    _ptx_jit,
+)
+
+
+def _cudnn_rule(case: GpuCase) -> Rejection | tuple[list[str], list[str]]:
+    """The build's cuDNN has kernels for the GPU, or companion caps that keep it so, with why."""
+    outcome = _check_cudnn(case.kb, case.target, case.build)
+    if isinstance(outcome, tuple):
+        message, row = outcome
+        return case.reject("cudnn-arch", message, row=row)
+    constraints, reasons = [], []
+    for pin, first_bad in outcome:
         constraints.append(pin)
         reasons.append(
             f"cap {pin}: cuDNN {first_bad.version} and newer have no kernels below compute"
-            f" capability {first_bad.min_compute_capability}, and this GPU is {target.cc}"
+            f" capability {first_bad.min_compute_capability}, and this GPU is {case.target.cc}"
             f" (source: {first_bad.provenance.source})"
         )
-    return warnings, constraints, reasons
+    return constraints, reasons
 
 
 def _generation_row(kb: KnowledgeBase, name: Optional[str]) -> Optional[Sourced]:
@@ -445,6 +671,11 @@ def _fmt_archs(ccs: tuple[str, ...], prefix: str = "sm_") -> str:
 def _highest(*versions: Optional[str]) -> Optional[str]:
     known = [v for v in versions if v]
     return max(known, key=parse_driver_version) if known else None
+
+
+def _lowest(*versions: Optional[str]) -> Optional[str]:
+    known = [v for v in versions if v]
+    return min(known, key=parse_driver_version) if known else None
 
 
 def _framework_os(target: Target) -> str:

@@ -3,29 +3,19 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Optional
 
 from gpuenv.errors import USAGE_EXIT, GpuenvError
 from gpuenv.machine import Gpu, Machine, cc_tuple, parse_driver_version
 from gpuenv.recipes import AmbiguousGpu, GpuMatch, GpuRecord, KnowledgeBase
 
+# Availability stays importable from here (the lock stage and tests name it so).
+from gpuenv.resolve.availability import Availability as Availability
+
 
 class TargetError(GpuenvError, ValueError):
     exit_code = USAGE_EXIT
-
-
-@dataclass(frozen=True)
-class Availability:
-    """What the reachable sources publish, as the lock stage found it (resolve stays pure)."""
-
-    versions: Mapping[str, Mapping[str, tuple[str, ...]]]  # package -> version -> sources
-    unreachable: tuple[str, ...] = ()  # sources that did not answer, and why
-    # package -> version -> Pythons ("3.11") with a wheel for the platform; "*" for any Python
-    pythons: Mapping[str, Mapping[str, frozenset[str]]] = field(default_factory=dict)
-    # One line per framework whose sources publish a release the knowledge base lacks.
-    newer: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

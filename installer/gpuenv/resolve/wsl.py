@@ -14,7 +14,14 @@ from typing import Optional
 
 from packaging.version import Version
 
-from gpuenv.machine import Driver, Machine, OSInfo, conda_platform, parse_driver_version
+from gpuenv.machine import (
+    Driver,
+    Machine,
+    OSInfo,
+    cc_tuple,
+    conda_platform,
+    parse_driver_version,
+)
 from gpuenv.recipes import KnowledgeBase
 from gpuenv.resolve.plan import FrameworkChoice, Plan
 from gpuenv.resolve.rules import Rejection
@@ -66,8 +73,10 @@ def advice(
     best = resolve_for(machine, best_driver) if best_driver != target.driver_text else now
     if best is None:
         return {n: f"{n}: WSL2 would not help: no stack fits this GPU there either" for n in wanted}
+    caveat = _caveat(kb, target)
     return {
         name: _line(name, plan, now, best[0], best_driver, target)
+        + (caveat if best[0].frameworks[name].gpu else "")
         for name in wanted
         if name in best[0].frameworks
     }
@@ -79,6 +88,21 @@ def merge(fixes: tuple[str, ...], lines: dict[str, str]) -> tuple[str, ...]:
         name = fix.split(HINT)[0] if HINT in fix else None
         out.append(lines.get(name, fix) if name else fix)
     return tuple(dict.fromkeys(out))
+
+
+def _caveat(kb: KnowledgeBase, target: Target) -> str:
+    """NVIDIA's CUDA on WSL guide: Maxwell runs but is not officially supported; WDDM only."""
+    wsl = kb.wsl
+    if wsl is None or target.cc is None:
+        return ""
+    cc = cc_tuple(target.ccs[0] if target.ccs else target.cc)
+    unofficial = cc_tuple(wsl.unofficial_from) <= cc < cc_tuple(wsl.min_compute_capability)
+    what = (
+        f"{target.generation or 'this'} GPUs are 'not officially supported' there; "
+        if unofficial
+        else ""
+    )
+    return f" ({what}WSL2 needs the GPU in WDDM mode; NVIDIA's CUDA on WSL guide)"
 
 
 def _line(
