@@ -28,6 +28,7 @@ from gpuenv.lab.load import Lab, LabError, lab_class_plan, with_packages
 from gpuenv.machine import Machine
 from gpuenv.recipes import KnowledgeBase
 from gpuenv.resolve.plan import DEFAULT_REQUIREMENTS, Plan
+from gpuenv.versions import major_minor, version_key
 
 if TYPE_CHECKING:  # the no-op check imports this module: no lockfile stack for it
     from gpuenv.lock.model import LockedEnvironment
@@ -265,7 +266,7 @@ def _resolve_here(
     # The newest stack wants a Python this machine lacks and uv could not fetch: plan for the
     # newest interpreter that is here instead, and say so.
     present = sorted(
-        {_major_minor(p.version) for p in machine.pythons}, key=_version_key, reverse=True
+        {major_minor(p.version) for p in machine.pythons}, key=version_key, reverse=True
     )
     for version in present:
         try:
@@ -293,7 +294,7 @@ def _resolve_here(
 
 def python_available(version: str, machine: Machine, say: Say, *, may_install: bool) -> bool:
     """Present, or provided by uv (which may download it, unless this is a dry run)."""
-    if any(_major_minor(p.version) == version for p in machine.pythons):
+    if any(major_minor(p.version) == version for p in machine.pythons):
         return True
     from gpuenv.uv.binary import find_uv
 
@@ -331,14 +332,6 @@ def python_available(version: str, machine: Machine, say: Say, *, may_install: b
     except subprocess.TimeoutExpired:
         return False
     return got.returncode == 0
-
-
-def _major_minor(version: str) -> str:
-    return ".".join(version.split(".")[:2])
-
-
-def _version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in version.split("."))
 
 
 def now() -> str:

@@ -19,6 +19,7 @@ from typing import Optional
 
 from gpuenv.detect._run import ProbeError, run
 from gpuenv.machine import PythonInfo
+from gpuenv.versions import version_key
 
 MINORS = range(7, 15)  # python3.7 ... python3.14
 _NAME_VERSION = re.compile(r"^python(3\.\d+)(?:\.exe)?$", re.IGNORECASE)
@@ -141,7 +142,7 @@ def _interpreters_in(
             exe = os.path.join(root, name, "bin", f"python{minor}")
         if os.path.isfile(exe):
             out.append(PythonInfo(version, exe, source))
-    return sorted(out, key=lambda p: tuple(int(x) for x in p.version.split(".")), reverse=True)
+    return sorted(out, key=lambda p: version_key(p.version), reverse=True)
 
 
 def uv_managed(env: Mapping[str, str], system: str) -> list[PythonInfo]:

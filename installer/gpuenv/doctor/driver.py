@@ -7,6 +7,7 @@ from typing import Optional
 
 from gpuenv.machine import Machine, MachineError, parse_driver_version
 from gpuenv.recipes import Generation, KnowledgeBase, Toolkit
+from gpuenv.versions import version_key
 
 
 def driver_os(machine: Machine) -> str:
@@ -23,16 +24,12 @@ def driver_tuple(text: Optional[str]) -> Optional[tuple[int, ...]]:
         return None
 
 
-def _version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in version.split(".") if p.isdigit())
-
-
 def toolkit_min_driver(toolkit: Toolkit, os_key: str) -> str:
     return toolkit.min_driver_windows if os_key == "windows" else toolkit.min_driver_linux
 
 
 def newest_toolkit(kb: KnowledgeBase) -> Optional[Toolkit]:
-    return max(kb.toolkits.values(), key=lambda t: _version_key(t.version), default=None)
+    return max(kb.toolkits.values(), key=lambda t: version_key(t.version), default=None)
 
 
 def cuda_driver_floor(kb: KnowledgeBase, cuda: str, os_key: str) -> Optional[str]:
@@ -72,7 +69,7 @@ def max_cuda(kb: KnowledgeBase, machine: Machine) -> MaxCuda:
     ]
     if not fitting:
         return MaxCuda(None, "knowledge base: older than every toolkit's driver")
-    return MaxCuda(max(fitting, key=_version_key), "knowledge base: toolkit minimum drivers")
+    return MaxCuda(max(fitting, key=version_key), "knowledge base: toolkit minimum drivers")
 
 
 def limiting_generation(kb: KnowledgeBase, machine: Machine) -> Optional[Generation]:
@@ -99,7 +96,7 @@ def generation_max_cuda(gen: Generation, machine: Machine) -> Optional[str]:
         if g.compute_capability in gen.compute_capabilities
     ]
     known = [c for c in found if c]
-    return min(known, key=_version_key) if known else gen.max_cuda
+    return min(known, key=version_key) if known else gen.max_cuda
 
 
 @dataclass(frozen=True)
@@ -150,7 +147,7 @@ def needed_driver_text(kb: KnowledgeBase, machine: Machine, cuda: str) -> str:
     gen = limiting_generation(kb, machine)
     branch = gen.last_driver_branch if gen else None
     top = generation_max_cuda(gen, machine) if gen else None
-    beyond = top is not None and _version_key(cuda) > _version_key(top)
+    beyond = top is not None and version_key(cuda) > version_key(top)
     if (
         gen is not None
         and branch is not None

@@ -11,6 +11,7 @@ from gpuenv.conda.client import CondaError, run_rattler
 from gpuenv.lock.errors import SourceUnreachableError, UnsatisfiableError
 from gpuenv.lock.targets import virtual_packages
 from gpuenv.resolve.plan import Plan
+from gpuenv.versions import version_key
 
 DEFAULT_CHANNELS = ("conda-forge",)
 _UNREACHABLE = re.compile(
@@ -77,4 +78,4 @@ def solve_conda(
 
 def _plan_cuda(plan: Plan) -> Optional[str]:
     versions = [fw.cuda for fw in plan.frameworks.values() if fw.cuda]
-    return max(versions, key=lambda v: tuple(int(p) for p in v.split("."))) if versions else None
+    return max(versions, key=version_key) if versions else None

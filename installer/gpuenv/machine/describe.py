@@ -30,6 +30,7 @@ from gpuenv.resolve.target import (
     described_pci_id,
     lookup_gpu,
 )
+from gpuenv.versions import version_key
 
 OS_CHOICES = ("linux", "windows", "wsl", "macos")
 
@@ -154,10 +155,12 @@ def _assumed_driver(kb: KnowledgeBase, gpu: Gpu, *, windows: bool) -> Optional[t
     best_toolkit = ""
     for toolkit in kb.toolkits.values():
         value = str(getattr(toolkit, key))
-        if gen and gen.max_cuda:
-            mm = tuple(int(p) for p in major_minor(toolkit.version).split("."))
-            if mm > tuple(int(p) for p in gen.max_cuda.split(".")):
-                continue
+        if (
+            gen
+            and gen.max_cuda
+            and version_key(major_minor(toolkit.version)) > version_key(gen.max_cuda)
+        ):
+            continue
         if best is None or parse_driver_version(value) > parse_driver_version(best):
             best, best_toolkit = value, major_minor(toolkit.version)
     return (best, best_toolkit) if best else None

@@ -37,9 +37,9 @@ if TYPE_CHECKING:
         Release,
         Sourced,
         Toolkit,
-        major_minor,
     )
     from gpuenv.recipes.parse import FRAMEWORK_FILES
+    from gpuenv.versions import major_minor
 
 __all__ = [
     "FRAMEWORK_FILES",
@@ -86,7 +86,6 @@ _HOMES = {
             "Release",
             "Sourced",
             "Toolkit",
-            "major_minor",
         ),
         _MODEL,
     ),
@@ -99,5 +98,6 @@ _HOMES = {
     "load_knowledge_base": "gpuenv.recipes.kb_cache",
     "recipes_dir": "gpuenv.recipes.kb_cache",
     "FRAMEWORK_FILES": "gpuenv.recipes.parse",
+    "major_minor": "gpuenv.versions",
 }
 __getattr__ = lazy_attributes(__name__, _HOMES)

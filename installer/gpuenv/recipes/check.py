@@ -12,7 +12,8 @@ from packaging.requirements import InvalidRequirement, Requirement
 
 from gpuenv.machine import MachineError, parse_compute_capability, parse_driver_version
 from gpuenv.recipes.kb import KnowledgeBase
-from gpuenv.recipes.model import Sourced, major_minor
+from gpuenv.recipes.model import Sourced
+from gpuenv.versions import major_minor
 
 _PCI = re.compile(r"^[0-9a-f]{4}$")
 _PY = re.compile(r"^3\.\d{1,2}$")

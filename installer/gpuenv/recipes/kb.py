@@ -18,8 +18,8 @@ from gpuenv.recipes.model import (
     RecipeError,
     Toolkit,
     WslSupport,
-    major_minor,
 )
+from gpuenv.versions import major_minor
 
 
 @dataclass

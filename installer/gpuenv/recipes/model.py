@@ -224,8 +224,3 @@ class GpuRecord:
     provenance: Sourced
     # False where only pci.ids names this chip so: NVIDIA's own name tables do not list it.
     confirmed_by_nvidia: bool = True
-
-
-def major_minor(version: str) -> str:
-    parts = version.split(".")
-    return ".".join(parts[:2])

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from packaging.version import Version
+
 from gpuenv.recipes import Build, KnowledgeBase, Release
 from gpuenv.resolve.requirements import FrameworkRequirement
 from gpuenv.resolve.rules import Candidate, Rejection, evaluate
 from gpuenv.resolve.target import Target
+from gpuenv.versions import version_key
 
 
 def candidates(
@@ -82,7 +85,5 @@ def _cpu_options(release: Release, platform: str, req: FrameworkRequirement) -> 
     return sorted(usable, key=rank)
 
 
-def _cuda_order(build: Build) -> tuple[int, ...]:
-    if build.cuda is None:
-        return (-1,)
-    return tuple(int(p) for p in build.cuda.split("."))
+def _cuda_order(build: Build) -> Version:
+    return version_key(build.cuda or "0")  # a CPU build sorts below every CUDA version

@@ -17,6 +17,7 @@ from packaging.version import InvalidVersion, Version
 
 from gpuenv.resolve.requirements import Pin, RequirementError, parse_pin
 from gpuenv.resolve.rules import Candidate
+from gpuenv.versions import version_key
 
 MAX_VISITS = 200_000
 
@@ -31,7 +32,7 @@ class Conflict:
 def common_pythons(chosen: Sequence[Candidate]) -> list[str]:
     sets = [set(c.pythons) for c in chosen]
     common = set.intersection(*sets) if sets else set()
-    return sorted(common, key=lambda v: tuple(int(p) for p in v.split(".")))
+    return sorted(common, key=version_key)
 
 
 def conflict(chosen: Sequence[Candidate]) -> Optional[Conflict]:

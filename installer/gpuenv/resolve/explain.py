@@ -12,6 +12,7 @@ from gpuenv.recipes import KnowledgeBase
 from gpuenv.resolve.requirements import FrameworkRequirement
 from gpuenv.resolve.rules import Candidate, Rejection
 from gpuenv.resolve.target import Target
+from gpuenv.versions import version_key
 
 
 def span(versions: Sequence[str]) -> str:
@@ -185,8 +186,8 @@ def _driver_fixes(framework: str, by_driver: list[Rejection], target: Target) ->
     return out
 
 
-def _driver_key(rejection: Rejection) -> tuple[int, ...]:
-    return tuple(int(p) for p in (rejection.needs_driver or "0").split("."))
+def _driver_key(rejection: Rejection) -> Version:
+    return version_key(rejection.needs_driver or "0")
 
 
 def infeasible(

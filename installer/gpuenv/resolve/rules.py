@@ -33,6 +33,7 @@ from gpuenv.resolve.availability import labelled_project as labelled_project
 from gpuenv.resolve.availability import published_version as published_version
 from gpuenv.resolve.requirements import FrameworkRequirement, Pin, parse_pin
 from gpuenv.resolve.target import Target
+from gpuenv.versions import version_key
 
 _FILES = {"torch": "pytorch.toml", "tensorflow": "tensorflow.toml", "jax": "jax.toml"}
 WINDOWS_NATIVE_HINT = "WSL2 runs the Linux GPU builds (see the plan's advice for what they need)"
@@ -255,7 +256,7 @@ def _pythons(release: Release, target: Target) -> tuple[str, ...]:
 # Memoised: every build of a release asks for the same list (and most releases share one).
 @lru_cache(maxsize=256)
 def _oldest_first(versions: tuple[str, ...]) -> tuple[str, ...]:
-    return tuple(sorted(versions, key=lambda v: tuple(int(p) for p in v.split("."))))
+    return tuple(sorted(versions, key=version_key))
 
 
 def _platform_message(kb: KnowledgeBase, target: Target, release: Release, build: Build) -> str:

@@ -12,6 +12,7 @@ from gpuenv.recipes.draft.model import (
     Facts,
 )
 from gpuenv.recipes.model import Framework
+from gpuenv.versions import version_key
 
 
 def q(text: str) -> str:
@@ -22,8 +23,7 @@ def toml_list(items: Iterable[str]) -> str:
     return "[" + ", ".join(q(i) for i in items) + "]"
 
 
-def py_key(v: str) -> tuple[int, ...]:
-    return tuple(int(p) for p in v.split("."))
+py_key = version_key
 
 
 def render(fw: Framework, version: Version, builds: list[Build], facts: dict[int, Facts]) -> str:
