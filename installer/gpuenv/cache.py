@@ -80,7 +80,7 @@ TAG_TEXT = (
 KNOWN_KINDS = frozenset({"artifacts", "rattler", "recipes", TAG_NAME})
 
 
-class CacheError(GpuenvError, Exception):
+class CacheError(GpuenvError):
     exit_code = USAGE_EXIT
 
 

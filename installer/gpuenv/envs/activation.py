@@ -22,7 +22,7 @@ SHELLS = ("bash", "zsh", "fish", "csh", "tcsh", "powershell", "pwsh", "cmd")
 _CONDA_WINDOWS_DIRS = ("", "Library/mingw-w64/bin", "Library/usr/bin", "Library/bin", "Scripts")
 
 
-class ActivationError(GpuenvError, Exception):
+class ActivationError(GpuenvError):
     exit_code = USAGE_EXIT
 
 

@@ -24,14 +24,13 @@ from typing import Any, Optional
 
 from gpuenv.envs import fs
 from gpuenv.envs.errors import CorruptEnvironment, EnvironmentNotFound, StoreInputError
-from gpuenv.fs.safe_paths import is_windows_device
+from gpuenv.fs.safe_paths import is_sha256, is_windows_device
 
 HOME_ENV = "GPUENV_HOME"
 METADATA = "gpuenv-env.json"
 VERSIONS = ".versions"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _HASH12 = re.compile(r"[0-9a-f]{12}")
-_SHA256 = re.compile(r"[0-9a-f]{64}")
 _MAX_METADATA = 4 * 1024 * 1024
 
 
@@ -174,7 +173,7 @@ def metadata_problem(data: Any) -> Optional[str]:
     if not all(isinstance(p, str) for p in data.get("pip_packages", [])):
         return f"{METADATA}: 'pip_packages' must be a list of names"
     sha = data.get("lockfile_sha256")
-    if sha is not None and not _SHA256.fullmatch(sha):
+    if sha is not None and not is_sha256(sha):
         return f"{METADATA}: 'lockfile_sha256' is not a sha256"
     return None
 

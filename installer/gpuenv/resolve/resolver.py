@@ -24,7 +24,7 @@ from gpuenv.resolve.rules import Candidate, Rejection
 from gpuenv.resolve.target import Availability, Target, TargetError, build_target
 
 
-class ResolveError(GpuenvError, Exception):
+class ResolveError(GpuenvError):
     """No stack satisfies the requirements on this machine (or --require-gpu can't be met)."""
 
     exit_code = INFEASIBLE_EXIT

@@ -33,7 +33,7 @@ __all__ = [
 PROBED = ("torch", "tensorflow", "jax")
 
 
-class VerifyError(GpuenvError, Exception):
+class VerifyError(GpuenvError):
     """The environment cannot be verified at all (no interpreter there)."""
 
     exit_code = USAGE_EXIT
