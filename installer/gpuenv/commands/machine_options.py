@@ -10,7 +10,7 @@ from typing import Any, Optional, TypeVar
 import click
 
 from gpuenv.machine import Machine, MachineError
-from gpuenv.machine.describe import OS_CHOICES, describe_machine, load_machine_file
+from gpuenv.machine.describe import OS_CHOICES, describe_machine, load_machine_file, os_family
 from gpuenv.recipes import KnowledgeBase
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -58,8 +58,8 @@ def machine_options(func: F) -> F:
         click.option(
             "--os",
             "os_name",
-            type=click.Choice(OS_CHOICES, case_sensitive=False),
-            help="Describe the OS.",
+            callback=_os_option,
+            help=f"Describe the OS: {', '.join(OS_CHOICES)} (win10, win11, ubuntu, ... name theirs).",
         ),
         click.option("--arch", help="Describe the CPU architecture (x86_64, aarch64, arm64)."),
         click.option(
@@ -71,6 +71,19 @@ def machine_options(func: F) -> F:
     for option in reversed(options):
         func = option(func)
     return func
+
+
+def _os_option(ctx: click.Context, param: click.Parameter, value: Optional[str]) -> Optional[str]:
+    """--os as people write it, mapped to its family (said on stderr when it was an alias)."""
+    if value is None:
+        return None
+    try:
+        family, note = os_family(value)
+    except MachineError as exc:
+        raise click.BadParameter(str(exc).split(": ", 1)[1]) from None
+    if note:
+        click.echo(f"gpuenv: {note}", err=True)
+    return family
 
 
 def plan_options(func: F) -> F:

@@ -33,6 +33,32 @@ from gpuenv.resolve.target import (
 from gpuenv.versions import version_key
 
 OS_CHOICES = ("linux", "windows", "wsl", "macos")
+# What people write for each family (`--os win10`): gpuenv plans by family, so a release or a
+# distribution names its family, and the command line says which it took
+OS_ALIASES = {
+    **dict.fromkeys(
+        ("win", "win10", "win11", "windows10", "windows11", "windows 10", "windows 11"), "windows"
+    ),
+    **dict.fromkeys(
+        ("ubuntu", "debian", "fedora", "rhel", "centos", "rocky", "arch", "linux64"), "linux"
+    ),
+    **dict.fromkeys(("wsl2", "wsl 2"), "wsl"),
+    **dict.fromkeys(("mac", "macosx", "osx", "darwin"), "macos"),
+}
+
+
+def os_family(text: str) -> tuple[str, Optional[str]]:
+    """(the OS family `text` names, a note when it was an alias); MachineError when none."""
+    key = text.strip().lower()
+    if key in OS_CHOICES:
+        return key, None
+    family = OS_ALIASES.get(key)
+    if family is None:
+        raise MachineError(
+            f"--os {text!r}: expected one of {', '.join(OS_CHOICES)} (or a name such as win10,"
+            " win11, ubuntu, wsl2, macosx)"
+        )
+    return family, f"--os {text}: planned for {family} (gpuenv plans for the OS family)"
 
 
 MAX_MACHINE_FILE_BYTES = 1 << 20  # `gpuenv detect --json` writes a few kilobytes
@@ -62,9 +88,7 @@ def describe_machine(
     arch: Optional[str],
 ) -> Machine:
     """A Machine from command-line flags; the GPU may be a name or a compute capability."""
-    os_key = (os_name or "linux").lower()
-    if os_key not in OS_CHOICES:
-        raise MachineError(f"--os {os_name!r}: expected one of {', '.join(OS_CHOICES)}")
+    os_key, _ = os_family(os_name or "linux")
     family = "linux" if os_key == "wsl" else os_key
     default_arch = "arm64" if family == "macos" else _platform.machine() or "x86_64"
     cpu = normalize_arch(arch or default_arch)
