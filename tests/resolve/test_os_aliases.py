@@ -51,3 +51,12 @@ def test_an_os_nobody_runs_is_refused_with_the_names() -> None:
     code, _, err = in_process("resolve", "jax", "--os", "beos")
     assert code == 2
     assert "expected one of linux, windows, wsl, macos" in err and "win10" in err
+
+
+def test_a_model_number_without_its_suffix_names_the_models() -> None:
+    """`--gpu 940` is neither compute capability 94.0 nor a model: the 940M and 940MX are meant
+    (NVIDIA's GeForce 940M/940MX product pages), and the message says so."""
+    code, _, err = in_process("resolve", "torch", "--gpu", "940", "--os", "windows")
+    assert code == 2
+    assert "did you mean" in err and "GeForce 940M" in err and "GeForce 940MX" in err
+    assert "94.0 belongs to no known GPU generation" not in err

@@ -138,6 +138,13 @@ def _describe_gpu(kb: KnowledgeBase, text: str) -> Gpu:
         # "970" reads as compute capability 97.0, which nothing has: the GTX 970 was meant.
         if text.strip().isdigit() and _names_a_gpu(kb, text):
             return _described_by_name(kb, text)
+        # "940" is no model name either, but the start of some (940M, 940MX): name them
+        models = _models_starting(kb, text.strip()) if text.strip().isdigit() else []
+        if models:
+            raise MachineError(
+                f"--gpu {text}: no GPU is named {text.strip()}, and {cc} is no compute capability;"
+                f" did you mean {_either(models)}?"
+            )
         # 9.9 or 7.7 shares a major with real GPUs, yet no NVIDIA GPU has it: say which do.
         below = [c for c in real if cc_tuple(c) < cc_tuple(cc)][-1:]
         above = [c for c in real if cc_tuple(c) > cc_tuple(cc)][:1]
@@ -147,6 +154,20 @@ def _describe_gpu(kb: KnowledgeBase, text: str) -> Gpu:
             f" NVIDIA GPU in gpuenv's tables has it (nearest that exist: {nearest})"
         )
     return Gpu(name=cc_only_name(cc), compute_capability=cc, source="described (--gpu)")
+
+
+def _models_starting(kb: KnowledgeBase, digits: str) -> list[str]:
+    """GPU names with a model number of `digits` and a suffix (940 -> GeForce 940M, 940MX)."""
+    found: dict[str, None] = {}
+    for record in kb.gpus:
+        for token in record.name.split():
+            if token.startswith(digits) and token[len(digits) :].isalpha():
+                found[record.name] = None
+    return sorted(found)[:6]
+
+
+def _either(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
 
 
 def _names_a_gpu(kb: KnowledgeBase, text: str) -> bool:
