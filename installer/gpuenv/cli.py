@@ -42,7 +42,52 @@ class LazyGroup(click.Group):
         module, _, attr = target.partition(":")
         command = getattr(importlib.import_module(module), attr)
         assert isinstance(command, click.Command)
+        return _with_global_options(command)
+
+
+def _set_verbosity(level_name: str) -> Any:
+    def callback(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+        if value:
+            from gpuenv import output
+
+            output.set_verbosity(getattr(output, level_name))
+
+    return callback
+
+
+_GLOBAL_OPTIONS = (
+    (("-q", "--quiet"), "QUIET", "Print only results and errors (as `gpuenv -q`)."),
+    (
+        ("-v", "--verbose"),
+        "VERBOSE",
+        "Also show each uv and py-rattler command run (as `gpuenv -v`).",
+    ),
+)
+
+
+def _with_global_options(command: click.Command) -> click.Command:
+    """The group's -q and -v after any subcommand too (`gpuenv verify -q`), where the command
+    has no option of that name of its own (resolve's -v lists rejected candidates)."""
+    if getattr(command, "_gpuenv_global_options", False):
         return command
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            _with_global_options(sub)
+    else:
+        taken = {opt for param in command.params for opt in getattr(param, "opts", ())}
+        for opts, level, help_text in _GLOBAL_OPTIONS:
+            if not taken.intersection(opts):
+                command.params.append(
+                    click.Option(
+                        list(opts),
+                        is_flag=True,
+                        expose_value=False,
+                        callback=_set_verbosity(level),
+                        help=help_text,
+                    )
+                )
+    command._gpuenv_global_options = True  # type: ignore[attr-defined]
+    return command
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
