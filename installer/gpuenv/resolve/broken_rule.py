@@ -1,0 +1,63 @@
+"""Known broken beats PTX: a build the knowledge base records as failing on a GPU (a framework's
+[[broken]] row with its issue threads, or the build's own broken_on) is rejected there, and a
+GPU next to those a row covers, that no report covers either way, gets a warning."""
+
+from __future__ import annotations
+
+from typing import Optional
+
+from gpuenv.recipes import Build, KnowledgeBase, Release
+from gpuenv.recipes.model import KnownBroken
+from gpuenv.resolve.rejection import Rejection, candidate_label, rejection
+from gpuenv.resolve.target import Target
+
+
+def known_broken(
+    kb: KnowledgeBase, release: Release, build: Build, target: Target
+) -> Optional[Rejection]:
+    """Known broken beats PTX: the knowledge base records the build failing on one of the GPUs
+    (a framework-wide [[broken]] row with its issue threads, or the build's own broken_on)."""
+    for each in target.ccs:
+        each_sm = f"sm_{each.replace('.', '')}"
+        for row in _rows(kb, release, build):
+            if each in row.compute_capabilities:
+                return rejection(
+                    release,
+                    build,
+                    "broken",
+                    f"recorded as not working on {each_sm}: {row.reason}. Instead: {row.instead}",
+                    None,
+                    row.provenance,
+                )
+        if each in build.broken_on:
+            return rejection(
+                release,
+                build,
+                "broken",
+                f"recorded as not working on {each_sm}: {build.provenance.note}",
+                None,
+                build.provenance,
+            )
+    return None
+
+
+def broken_unknown(kb: KnowledgeBase, release: Release, build: Build, target: Target) -> list[str]:
+    """A GPU next to those a [[broken]] row covers, that no report covers either way."""
+    out = []
+    for row in _rows(kb, release, build):
+        unknown = [c for c in target.ccs if c in row.unknown_on]
+        if unknown:
+            reported = ", ".join(f"sm_{c.replace('.', '')}" for c in row.compute_capabilities)
+            out.append(
+                f"{candidate_label(release, build)} is reported broken on {reported}, and no report"
+                f" says whether it runs on {', '.join('sm_' + c.replace('.', '') for c in unknown)}"
+                f" ({row.provenance.source}); if it fails, use instead: {row.instead}"
+            )
+    return out
+
+
+def _rows(kb: KnowledgeBase, release: Release, build: Build) -> list[KnownBroken]:
+    framework = kb.frameworks.get(release.framework)
+    if framework is None or not framework.broken:
+        return []
+    return [row for row in framework.broken if row.covers(release, build)]
