@@ -18,6 +18,7 @@ from gpuenv.doctor.loader import (
     LD_LIBRARY_PATH,
     conf_dirs,
     cuda_soname,
+    libraries_in,
     search_order,
     version_of,
 )
@@ -130,6 +131,19 @@ def test_version_from_the_name_or_the_link(tmp_path: Path) -> None:
     (tmp_path / "libcudart.so.12").write_bytes(b"")
     assert version_of(str(tmp_path / "libcudnn.so.8")) == "8.6.0"
     assert version_of(str(tmp_path / "libcudart.so.12")) is None  # only the major
+
+
+def test_the_soname_link_decides_which_file_counts(tmp_path: Path) -> None:
+    """Two toolkits' files in one folder: the loader opens the soname, a link to one of them."""
+    for name in ("libcudart.so.12.2.140", "libcudart.so.12.4.127", "libcudart.so.12.6.77"):
+        (tmp_path / name).write_bytes(b"")
+    (tmp_path / "libcudart.so.12").symlink_to("libcudart.so.12.4.127")
+    [lib] = libraries_in(tmp_path, "default")
+    assert (lib.soname, lib.path, lib.version) == (
+        "libcudart.so.12",
+        str(tmp_path / "libcudart.so.12"),
+        "12.4.127",
+    )
 
 
 def test_ld_so_conf_includes_comments_and_order(tmp_path: Path) -> None:
