@@ -27,6 +27,7 @@ from gpuenv.doctor.shadowing import (
     environment_libraries,
     environment_shadowing,
     machine_shadowing,
+    same_version,
     toolkit_variables,
     windows_path_shadowing,
 )
@@ -144,6 +145,22 @@ def test_the_soname_link_decides_which_file_counts(tmp_path: Path) -> None:
         str(tmp_path / "libcudart.so.12"),
         "12.4.127",
     )
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("9.1.0.70", "9.1.0", True),  # nvidia-cudnn-cu12's version, libcudnn.so.9.1.0
+        ("12.4.127", "12.4.127", True),
+        ("12.4.127", "12.6.77", False),
+        ("8.6.0", "8.9.7.29", False),
+        ("12", "12.4.127", False),  # a major alone says nothing
+        (None, "12.4.127", False),
+    ],
+)
+def test_same_version(a: str | None, b: str | None, same: bool) -> None:
+    assert same_version(a, b) is same
+    assert same_version(b, a) is same
 
 
 def test_ld_so_conf_includes_comments_and_order(tmp_path: Path) -> None:

@@ -145,14 +145,15 @@ def environment_shadowing(
     if not own:
         return []
     inside = [os.path.realpath(env_dir)]
+    order = search_order(environ, root)
     found = []
     for soname, mine in sorted(own.items()):
-        theirs = _first_outside(soname, search_order(environ, root), inside)
+        theirs = _first_outside(soname, order, inside)
         if theirs is None:
             continue
         entry, lib = theirs
         ld_path = entry.origin == LD_LIBRARY_PATH
-        same = lib.version is not None and lib.version == mine.version
+        same = same_version(lib.version, mine.version)
         if same and not ld_path:
             continue
         severity = PROBLEM if ld_path and not same else WARN
@@ -178,6 +179,16 @@ def environment_shadowing(
             )
         )
     return found
+
+
+def same_version(a: Optional[str], b: Optional[str]) -> bool:
+    """Whether two versions name the same release where both are known: a wheel's 9.1.0.70 and
+    a file's libcudnn.so.9.1.0 agree on what the shorter one says."""
+    if a is None or b is None:
+        return False
+    x, y = a.split("."), b.split(".")
+    n = min(len(x), len(y))
+    return n >= 2 and x[:n] == y[:n]
 
 
 def _first_outside(
