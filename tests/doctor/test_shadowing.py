@@ -278,6 +278,21 @@ def test_clean_library_path_drops_only_folders_with_cuda(tmp_path: Path) -> None
     assert clean_library_path({}, env_dir) == ({}, [])
 
 
+def test_a_toolkit_assembled_from_wheels_keeps_their_versions(tmp_path: Path) -> None:
+    """The layout of /usr/local/cuda-13.0 on this project's lab machine: the nvidia-* wheels'
+    files under lib/, their dist-info folders under dist-info/."""
+    lib = tmp_path / "cuda-13.0" / "lib"
+    lib.mkdir(parents=True)
+    (lib / "libcudart.so.13").write_bytes(b"")
+    (lib / "libcupti.so.13").write_bytes(b"")
+    dist = tmp_path / "cuda-13.0" / "dist-info" / "nvidia_cuda_runtime-13.0.96.dist-info"
+    dist.mkdir(parents=True)
+    (dist / "RECORD").write_text("nvidia/cu13/lib/libcudart.so.13,sha256=x,1\n")
+    [found] = machine_shadowing({LD_LIBRARY_PATH: str(lib)}, tmp_path / "none")
+    assert "libcudart.so.13 (13.0.96)" in found.what
+    assert "libcupti.so.13 (version unknown)" in found.what
+
+
 def test_cuda_home_naming_a_toolkit(tmp_path: Path) -> None:
     toolkit = tmp_path / "cuda-11.8"
     (toolkit / "lib64").mkdir(parents=True)

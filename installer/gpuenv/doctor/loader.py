@@ -42,7 +42,7 @@ DEFAULT_DIRS = ("/lib", "/usr/lib", "/lib64", "/usr/lib64", "/usr/lib/x86_64-lin
 # The sonames of the CUDA libraries frameworks load: lib<name>.so.<major>. cuDNN 8 and 9 split
 # into libcudnn_ops, _cnn, _adv, _graph, _engines_*, _heuristic (hence the optional suffix).
 _CUDA_LIB = re.compile(
-    r"lib(cudart|cublas|cublasLt|cudnn(?:_[a-z_]+)?|cufft|cufftw|cusparse|cusparseLt|curand"
+    r"lib(cudart|cublas|cublasLt|cudnn(?:_[a-z_]+)?|cufft|cufftw|cupti|cusparse|cusparseLt|curand"
     r"|cusolver|cusolverMg|nccl|nvrtc|nvrtc-builtins|nvJitLink)\.so\.(\d+)(?:\.[0-9.]+)?"
 )
 _MAX_CONF = 1 << 20  # an ld.so.conf larger than this is not one
@@ -146,7 +146,7 @@ def search_order(environ: Mapping[str, str], root: Path = Path("/")) -> list[Sea
         *conf_dirs(root),
         *(SearchDir(str(_under(root, d)), DEFAULT) for d in DEFAULT_DIRS),
     ]:
-        key = os.path.normpath(entry.path)
+        key = os.path.realpath(entry.path)  # a link to a folder named already adds nothing
         if key not in seen:
             seen.add(key)
             out.append(entry)

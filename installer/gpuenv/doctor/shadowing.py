@@ -41,7 +41,7 @@ def machine_shadowing(
     for entry in search_order(environ, root):
         if is_under(entry.path, skip):
             continue
-        libs = libraries_in(Path(entry.path), entry.origin)
+        libs = [_with_package_version(lib) for lib in libraries_in(Path(entry.path), entry.origin)]
         if not libs:
             continue
         names = ", ".join(f"{lib.soname} ({lib.version or 'version unknown'})" for lib in libs)
@@ -67,7 +67,7 @@ def toolkit_variables(environ: Mapping[str, str]) -> list[Finding]:
         if not home:
             continue
         libs = [
-            lib
+            _with_package_version(lib)
             for sub in ("lib64", "lib", "targets/x86_64-linux/lib")
             for lib in libraries_in(Path(home) / sub, var)
         ]
@@ -110,20 +110,21 @@ def _with_package_version(lib: Library) -> Library:
 
 def package_version(path: Path) -> Optional[str]:
     """The version of the package that installed `path`: an nvidia-* wheel's dist-info RECORD
-    (the wheels ship `libcudart.so.12` with no fuller name) or a conda package's conda-meta."""
+    (the wheels ship `libcudart.so.12` with no fuller name), a toolkit assembled from those
+    wheels (`<toolkit>/dist-info/`, as in /usr/local/cuda-13.0), or a conda package's
+    conda-meta."""
     parts = path.parts
     if "site-packages" in parts:
         site = Path(*parts[: len(parts) - parts[::-1].index("site-packages")])
         relative = path.relative_to(site).as_posix()
-        for record in sorted(site.glob("nvidia_*.dist-info/RECORD")):
-            try:
-                text = read_bounded(record, _MAX_RECORD, "wheel RECORD").decode("utf-8", "replace")
-            except UnsafePathError:
-                continue
-            if any(line.split(",", 1)[0] == relative for line in text.splitlines()):
-                return record.parent.name[: -len(".dist-info")].split("-", 1)[-1]
-        return None
+        return _record_version(site.glob("nvidia_*.dist-info/RECORD"), lambda f: f == relative)
     prefix = path.parent.parent
+    found = _record_version(
+        (prefix / "dist-info").glob("nvidia_*.dist-info/RECORD"),
+        lambda f: f.endswith("/lib/" + path.name),  # the wheel's own folder names differ
+    )
+    if found:
+        return found
     relative = path.relative_to(prefix).as_posix()
     for meta in sorted((prefix / "conda-meta").glob("*.json")):
         try:
@@ -133,6 +134,18 @@ def package_version(path: Path) -> Optional[str]:
         if isinstance(data, dict) and relative in (data.get("files") or ()):
             version = data.get("version")
             return str(version) if version else None
+    return None
+
+
+def _record_version(records: Iterable[Path], wanted: Callable[[str], bool]) -> Optional[str]:
+    """The version in the dist-info name of the first RECORD listing a file `wanted` accepts."""
+    for record in sorted(records):
+        try:
+            text = read_bounded(record, _MAX_RECORD, "wheel RECORD").decode("utf-8", "replace")
+        except UnsafePathError:
+            continue
+        if any(wanted(line.split(",", 1)[0]) for line in text.splitlines()):
+            return record.parent.name[: -len(".dist-info")].split("-", 1)[-1]
     return None
 
 
