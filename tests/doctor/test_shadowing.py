@@ -288,7 +288,9 @@ def test_a_toolkit_assembled_from_wheels_keeps_their_versions(tmp_path: Path) ->
     dist = tmp_path / "cuda-13.0" / "dist-info" / "nvidia_cuda_runtime-13.0.96.dist-info"
     dist.mkdir(parents=True)
     (dist / "RECORD").write_text("nvidia/cu13/lib/libcudart.so.13,sha256=x,1\n")
-    [found] = machine_shadowing({LD_LIBRARY_PATH: str(lib)}, tmp_path / "none")
+    (tmp_path / "cuda-13.0" / "lib64").symlink_to("lib")  # as there: named twice, listed once
+    environ = {LD_LIBRARY_PATH: f"{lib}:{lib.parent / 'lib64'}"}
+    [found] = machine_shadowing(environ, tmp_path / "none")
     assert "libcudart.so.13 (13.0.96)" in found.what
     assert "libcupti.so.13 (version unknown)" in found.what
 
