@@ -273,6 +273,8 @@ def test_clean_library_path_drops_only_folders_with_cuda(tmp_path: Path) -> None
     cleaned, removed = clean_library_path(environ, env_dir)
     assert cleaned[LD_LIBRARY_PATH] == f"{plain}:{own}" and cleaned["HOME"] == "/h"
     assert removed == [(str(system), ["libcudart.so.12"])]
+    semicolon, _ = clean_library_path({LD_LIBRARY_PATH: f"{plain};{system}"}, env_dir)
+    assert semicolon[LD_LIBRARY_PATH] == str(plain)  # ld.so splits on ';' too
     alone, _ = clean_library_path({LD_LIBRARY_PATH: str(system)}, env_dir)
     assert LD_LIBRARY_PATH not in alone
     assert clean_library_path({}, env_dir) == ({}, [])

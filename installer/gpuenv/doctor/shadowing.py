@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Optional
@@ -254,7 +255,7 @@ def clean_library_path(
         return env, []
     inside = [os.path.realpath(env_dir)]
     kept, removed = [], []
-    for raw in env[LD_LIBRARY_PATH].split(":"):
+    for raw in re.split(r"[:;]", env[LD_LIBRARY_PATH]):  # as ld.so splits it
         sonames = _sonames(raw) if raw and not is_under(raw, inside) else []
         if sonames:
             removed.append((raw, sonames))
