@@ -4,8 +4,13 @@ from __future__ import annotations
 
 import copy
 import json
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from gpuenv.verify import Expectations, ExpectedFramework, Report
 from gpuenv.verify.arch import arch_coverage, cudnn_text
@@ -279,3 +284,64 @@ def test_json_round_trips() -> None:
     again = Report.from_json(json.loads(json.dumps(report.to_json())))
     assert again == report and not again.ok
     assert "FAILED torch 2.13.0+cpu" in report.render()
+
+
+# verify reads what the process really loaded (/proc/self/maps) and judges where it came from.
+
+PREFIX = "/home/me/.local/share/gpuenv/envs/.versions/lab-0123456789ab"
+OWN = f"{PREFIX}/lib/python3.12/site-packages/nvidia/cuda_runtime/lib/libcudart.so.12"
+PLAN = gpu_plan("torch", "2.6.0", "cu126", "12.6", "9.5.1")
+
+
+def test_a_cuda_library_from_outside_is_a_problem_with_the_fix() -> None:
+    facts = torch_gpu()
+    facts.update(
+        prefix=PREFIX,
+        loaded_libraries=[
+            OWN,
+            "/usr/local/cuda-12.2/lib64/libcudnn.so.9.1.0",
+            "/usr/lib/wsl/lib/libcuda.so.1",  # the driver, from where it belongs
+        ],
+    )
+    r = judge("torch", PLAN, run(facts))
+    assert not r.ok
+    [problem] = r.problems
+    assert problem.startswith("/usr/local/cuda-12.2/lib64/libcudnn.so.9.1.0 was loaded from")
+    assert PREFIX in problem
+    assert any(
+        "remove /usr/local/cuda-12.2/lib64 from LD_LIBRARY_PATH" in f and "gpuenv run" in f
+        for f in r.fix
+    )
+    [check] = [c for c in r.checks if c.name == "CUDA libraries loaded"]
+    assert not check.ok and check.detail == f"1 of 2 from {PREFIX}"
+
+
+def test_the_environments_own_libraries_pass() -> None:
+    facts = torch_gpu()
+    facts.update(prefix=PREFIX, loaded_libraries=[OWN, "/usr/lib/wsl/lib/libcuda.so.1"])
+    r = judge("torch", PLAN, run(facts))
+    assert r.ok, r.problems
+    assert [c.ok for c in r.checks if c.name == "CUDA libraries loaded"] == [True]
+    # a probe from before this check (no facts about it) is judged as before
+    assert judge("torch", PLAN, run(torch_gpu())).ok
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc/self/maps")
+@pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")
+def test_the_probe_lists_a_library_it_really_loaded(tmp_path: Path) -> None:
+    source = tmp_path / "x.c"
+    source.write_text("int x(void) { return 1; }\n")
+    lib = tmp_path / "libcublasLt.so.12"
+    subprocess.run(
+        ["cc", "-shared", "-fPIC", "-Wl,-soname,libcublasLt.so.12", "-o", str(lib), str(source)],
+        check=True,
+    )
+    probes = Path(__file__).resolve().parents[2] / "installer" / "gpuenv" / "verify" / "probes"
+    code = (
+        f"import sys, ctypes; sys.path.insert(0, {str(probes)!r}); import _probe_common as c\n"
+        f"print(c.loaded_libraries()); ctypes.CDLL({str(lib)!r}); print(c.loaded_libraries())"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    assert out == ["[]", repr([str(lib.resolve())])]

@@ -3,6 +3,7 @@ one does not use it, the reason and the fix."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
@@ -18,6 +19,34 @@ PROBLEMS_EXIT = 1
 _MARK = {"ok": "ok  ", "warn": "warn", "problem": "FAIL"}
 
 
+def machine_shadowing() -> list[Finding]:
+    """CUDA libraries outside gpuenv's store that the loader (Linux) or PATH (Windows) would
+    find; macOS has no CUDA to shadow."""
+    import os
+
+    platform: str = sys.platform  # a plain str: mypy would judge the other branches unreachable
+    if platform.startswith("linux"):
+        from gpuenv.doctor.shadowing import machine_shadowing as linux
+        from gpuenv.envs.store import store_root
+
+        return linux(os.environ, store=store_root())
+    if platform == "win32":
+        from gpuenv.doctor.shadowing import windows_path_shadowing
+
+        return windows_path_shadowing(os.environ)
+    return []
+
+
+def _env_shadowing(name: str, path: Path) -> tuple[Finding, ...]:
+    import os
+
+    if not sys.platform.startswith("linux"):
+        return ()
+    from gpuenv.doctor.shadowing import environment_shadowing
+
+    return tuple(environment_shadowing(name, path.resolve(), os.environ))
+
+
 def gather_environments(verify: bool, timeout: float) -> list[EnvironmentInput]:
     """Every environment in gpuenv's store; verified inside itself unless `verify` is False."""
     from gpuenv.doctor import EnvironmentInput
@@ -29,7 +58,16 @@ def gather_environments(verify: bool, timeout: float) -> list[EnvironmentInput]:
         report, error = None, None
         if verify:
             report, error = _verify(env.path, env.metadata, timeout)
-        out.append(EnvironmentInput(env.name, env.path, env.metadata, report, error))
+        out.append(
+            EnvironmentInput(
+                env.name,
+                env.path,
+                env.metadata,
+                report,
+                error,
+                shadowing=_env_shadowing(env.name, env.path),
+            )
+        )
     for entry in scan.broken:  # reported, never read further: the others are still checked
         fix = (
             f"reinstall it (`gpuenv install LOCKFILE --name {entry.name}`), or remove it"
@@ -158,7 +196,8 @@ def doctor_command(
 
     machine = detect_machine()
     kb = load_knowledge_base()
-    diagnosis = diagnose(machine, kb, gather_environments(not no_verify, timeout), os.environ)
+    envs = gather_environments(not no_verify, timeout)
+    diagnosis = diagnose(machine, kb, envs, os.environ, machine_shadowing())
     if as_json:
         emit(diagnosis.to_json())
     else:

@@ -37,7 +37,9 @@ def run_command(name: Optional[str], prefix: Optional[Path], command: tuple[str,
     """Run COMMAND inside an environment: `gpuenv run -n NAME -- python train.py`.
 
     Its folders come first on PATH and VIRTUAL_ENV (or CONDA_PREFIX) is set; the exit status is
-    the command's. conda packages' activate.d scripts do not run: use `gpuenv activate` for them.
+    the command's. LD_LIBRARY_PATH loses the folders that hold CUDA libraries, which would shadow
+    the environment's own (-v names them). conda packages' activate.d scripts do not run: use
+    `gpuenv activate` for them.
     """
     from gpuenv.envs.activation import command_environment
 
@@ -46,6 +48,8 @@ def run_command(name: Optional[str], prefix: Optional[Path], command: tuple[str,
     # the link, not the version folder it points to: a rebuild replaces (and the next one
     # deletes) that folder, and the command's PATH must stay valid, as the kernel's does
     env = command_environment(where.link, str(meta.get("backend", "venv")), os.environ, windows)
+    if sys.platform.startswith("linux"):
+        env = _without_shadowing(env, env_dir)
     argv = list(command)
     if windows:  # no exec on Windows: run it and pass its status on
         sys.exit(subprocess.call(argv, env=env))
@@ -57,6 +61,16 @@ def run_command(name: Optional[str], prefix: Optional[Path], command: tuple[str,
         ) from None
     except PermissionError:
         raise click.UsageError(f"{argv[0]}: not executable") from None
+
+
+def _without_shadowing(env: dict[str, str], env_dir: Path) -> dict[str, str]:
+    from gpuenv.doctor.shadowing import clean_library_path
+    from gpuenv.output import debug
+
+    cleaned, removed = clean_library_path(env, env_dir)
+    for folder, sonames in removed:
+        debug(f"LD_LIBRARY_PATH without {folder}: it holds {', '.join(sonames)}")
+    return cleaned
 
 
 @click.command("activate")

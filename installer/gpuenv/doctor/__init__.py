@@ -129,9 +129,12 @@ def diagnose(
     kb: KnowledgeBase,
     environments: Sequence[EnvironmentInput],
     environ: Mapping[str, str],
+    shadowing: Sequence[Finding] = (),
 ) -> Diagnosis:
-    """Everything doctor has to say about this machine and its environments."""
+    """Everything doctor has to say about this machine and its environments; `shadowing` is
+    what `gpuenv.doctor.shadowing` found on disk about the machine itself."""
     mine = machine_findings(kb, machine) + visible_devices_findings(machine, environ)
+    mine += list(shadowing)
     envs = []
     for env in environments:
         found = environment_findings(kb, machine, env)

@@ -40,6 +40,7 @@ class EnvironmentInput:
     verify_error: Optional[str] = None  # verify could not run (no interpreter, ...)
     broken: Optional[str] = None  # a store entry that is not a working environment: why
     fix: Optional[str] = None  # for a broken entry: what to do about it
+    shadowing: tuple[Finding, ...] = ()  # outside CUDA libraries the loader would take first
 
 
 def environment_findings(
@@ -74,6 +75,7 @@ def environment_findings(
         _plan_checks(kb, machine, env, plan, add)
     _windows_tensorflow(kb, machine, env, plan, add)
     _report_checks(env, add)
+    found.extend(env.shadowing)
     return found
 
 

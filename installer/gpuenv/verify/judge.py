@@ -103,6 +103,29 @@ def gpu_not_expected(v: Verdict, gpu_used: bool) -> None:
         )
 
 
+def _loaded_from_outside(v: Verdict) -> None:
+    """A CUDA library the process really loaded from outside the environment is a problem:
+    another copy shadowed the environment's (LD_LIBRARY_PATH, most often)."""
+    from gpuenv.doctor.loader import cuda_soname
+
+    prefix = str(v.facts.get("prefix") or "")
+    loaded = [str(p) for p in v.facts.get("loaded_libraries") or []]
+    cuda = [p for p in loaded if cuda_soname(p.rsplit("/", 1)[-1])]
+    if not prefix or not cuda:
+        return
+    outside = [p for p in cuda if not p.startswith(prefix.rstrip("/") + "/")]
+    detail = f"{len(cuda) - len(outside)} of {len(cuda)} from {prefix}"
+    if not v.check("CUDA libraries loaded", not outside, detail):
+        for path in outside:
+            v.problem(
+                f"{path} was loaded from outside the environment ({prefix}), shadowing the"
+                " environment's own copy",
+                f"remove {path.rsplit('/', 1)[0]} from LD_LIBRARY_PATH (or unset it), or start"
+                " the environment with `gpuenv run`, which leaves it out; `gpuenv doctor` names"
+                " what puts it there",
+            )
+
+
 def judge(name: str, expectations: Expectations, run: ProbeRun) -> FrameworkReport:
     """The report for one framework from its probe run."""
     v = _start(name, expectations, run)
@@ -110,5 +133,6 @@ def judge(name: str, expectations: Expectations, run: ProbeRun) -> FrameworkRepo
         _version(v)
         gpu_used = _ops(v)
         JUDGES[name](v, gpu_used)
+        _loaded_from_outside(v)
         gpu_not_expected(v, gpu_used)
     return v.report()

@@ -186,6 +186,28 @@ def _zeros_like(value: Any) -> Any:
     return [_zeros_like(v) for v in value] if isinstance(value, list) else 0.0
 
 
+# A coarse filter of CUDA's library names; the judge applies gpuenv's exact soname rule.
+_CUDA_PREFIXES = ("libcu", "libnccl", "libnvrtc", "libnvJitLink")
+
+
+def loaded_libraries() -> List[str]:
+    """The CUDA libraries this process has mapped, as the kernel names them (links resolved):
+    what the loader really took, after the framework touched the GPU. Linux only."""
+    found = set()
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            for line in maps:
+                fields = line.split(None, 5)
+                if len(fields) == 6:
+                    path = fields[5].strip()
+                    name = os.path.basename(path)
+                    if name.startswith(_CUDA_PREFIXES) and ".so" in name:
+                        found.add(path)
+    except OSError:  # not Linux, or no /proc: nothing to say
+        pass
+    return sorted(found)
+
+
 def run(probe: str, body: Callable[[Result], None]) -> None:
     """Run `body` with fd 1 sent to stderr; print the facts on the real stdout, always."""
     sys.stdout.flush()
@@ -198,6 +220,8 @@ def run(probe: str, body: Callable[[Result], None]) -> None:
     except BaseException as exc:  # report everything, even SystemExit from a framework
         result["probe_error"] = error_text(exc)
         result["probe_traceback"] = traceback.format_exc()[-_MAX_TEXT:]
+    result["prefix"] = os.path.realpath(sys.prefix)
+    result["loaded_libraries"] = loaded_libraries()
     stage("done")
     line = RESULT_MARKER + json.dumps(result, default=str, sort_keys=True) + "\n"
     os.write(real_stdout, line.encode("utf-8"))

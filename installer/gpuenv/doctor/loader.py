@@ -1,0 +1,186 @@
+"""Where the Linux dynamic loader would take a CUDA library from: a small model of ld.so.
+
+The model (glibc's ld.so(8), simplified on purpose):
+
+1. DT_RPATH of the loading object, only when it has no DT_RUNPATH (old binaries; conda-build
+   can still write it).
+2. LD_LIBRARY_PATH, in order.
+3. DT_RUNPATH of the loading object. PyTorch, TensorFlow and JAX wheels find the nvidia-*
+   wheels' libraries through a RUNPATH of `$ORIGIN/../../nvidia/*/lib`: so an
+   LD_LIBRARY_PATH entry holding the same soname wins over the environment's copy.
+4. The ldconfig cache, built from the folders /etc/ld.so.conf names (and the files it
+   `include`s). Reading /etc/ld.so.cache's binary format is not worth it: listing the
+   configured folders finds the same libraries, unless ldconfig was not rerun since.
+5. The default folders (/lib, /usr/lib, and their 64-bit and multiarch variants).
+
+Only steps 2, 4 and 5 depend on the machine rather than on the loading library, so they are
+what this module lists: `search_order` returns them with what puts each folder there (the
+variable, the configuration file, or "default"). Everything is injectable: `root` stands for
+`/` (the configuration files and the folders they and the defaults name are read under it),
+and `environ` for the process environment, so tests write their own.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+from gpuenv.fs.safe_paths import UnsafePathError, read_bounded
+
+LD_LIBRARY_PATH = "LD_LIBRARY_PATH"
+DEFAULT = "default"
+DEFAULT_DIRS = ("/lib", "/usr/lib", "/lib64", "/usr/lib64", "/usr/lib/x86_64-linux-gnu")
+# WSL2's /usr/lib/wsl/lib, which LD_LIBRARY_PATH or the cache names, is the one outside folder
+# that belongs: it holds the Windows driver's libcuda, which no environment brings, and no
+# soname below, so nothing here reports or removes it.
+
+# The sonames of the CUDA libraries frameworks load: lib<name>.so.<major>. cuDNN 8 and 9 split
+# into libcudnn_ops, _cnn, _adv, _graph, _engines_*, _heuristic (hence the optional suffix).
+_CUDA_LIB = re.compile(
+    r"lib(cudart|cublas|cublasLt|cudnn(?:_[a-z_]+)?|cufft|cufftw|cupti|cusparse|cusparseLt|curand"
+    r"|cusolver|cusolverMg|nccl|nvrtc|nvrtc-builtins|nvJitLink)\.so\.(\d+)(?:\.[0-9.]+)?"
+)
+_MAX_CONF = 1 << 20  # an ld.so.conf larger than this is not one
+_MAX_INCLUDES = 64  # ld.so.conf includes nest; a loop must not hang doctor
+
+
+@dataclass(frozen=True)
+class SearchDir:
+    """One folder the loader searches, and what puts it there."""
+
+    path: str
+    origin: str  # "LD_LIBRARY_PATH", "/etc/ld.so.conf.d/cuda.conf", or "default"
+
+
+@dataclass(frozen=True)
+class Library:
+    """A CUDA library file the loader would find under its soname."""
+
+    soname: str  # libcudart.so.12
+    path: str  # the folder's entry: /usr/local/cuda/lib64/libcudart.so.12
+    version: Optional[str]  # "12.4.127" where readable, None when only the major is known
+    origin: str  # as SearchDir.origin
+
+
+def cuda_soname(file_name: str) -> Optional[str]:
+    """`libcudnn.so.8.6.0` -> `libcudnn.so.8`; None for anything that is not a CUDA library."""
+    match = _CUDA_LIB.fullmatch(file_name)
+    return f"lib{match.group(1)}.so.{match.group(2)}" if match else None
+
+
+def version_of(path: str) -> Optional[str]:
+    """The full version a library's file name carries (`libcudart.so.12.4.127` -> 12.4.127), or
+    its link target's when the soname is a link; None when only the major is known."""
+    for name in (os.path.basename(path), os.path.basename(os.path.realpath(path))):
+        found = re.search(r"\.so\.(\d+(?:\.\d+)+)$", name)
+        if found:
+            return found.group(1)
+    return None
+
+
+def library_path_dirs(environ: Mapping[str, str]) -> list[SearchDir]:
+    """LD_LIBRARY_PATH's entries in order; ld.so splits on ':' and ';' and an empty entry is the
+    working folder, which doctor cannot predict and skips."""
+    value = environ.get(LD_LIBRARY_PATH, "")
+    return [SearchDir(p, LD_LIBRARY_PATH) for p in re.split(r"[:;]", value) if p]
+
+
+def conf_dirs(root: Path, conf: str = "/etc/ld.so.conf") -> list[SearchDir]:
+    """The folders ld.so.conf names, following `include` lines (globs, relative to the file's
+    folder when not absolute), each with the configuration file that names it."""
+    out: list[SearchDir] = []
+    seen: set[str] = set()
+    _read_conf(root, conf, out, seen)
+    return out
+
+
+def _read_conf(root: Path, conf: str, out: list[SearchDir], seen: set[str]) -> None:
+    if conf in seen or len(seen) >= _MAX_INCLUDES:
+        return
+    seen.add(conf)
+    try:
+        text = read_bounded(_under(root, conf), _MAX_CONF, "loader configuration")
+    except UnsafePathError:
+        return  # no such file, a folder, unreadable: the loader skips it too
+    for raw in text.decode("utf-8", "replace").splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if line.startswith("include") and line[7:8].isspace():
+            for pattern in line[8:].split():
+                if not pattern.startswith("/"):
+                    pattern = os.path.join(os.path.dirname(conf), pattern)
+                base = str(root).rstrip("/")
+                for match in sorted(glob.glob(str(_under(root, pattern)))):
+                    _read_conf(root, match[len(base) :] or "/", out, seen)
+        elif line.startswith("hwcap"):
+            continue  # an old glibc feature: not a folder
+        else:
+            for folder in re.split(r"[\s:,=]+", line):  # old syntax allows dir=TYPE, commas
+                if folder.startswith("/"):
+                    out.append(SearchDir(str(_under(root, folder)), str(_under(root, conf))))
+
+
+def _under(root: Path, path: str) -> Path:
+    return root / path.lstrip("/")
+
+
+def is_under(path: str, folders: Iterable[str]) -> bool:
+    """Whether `path`, links resolved, is one of `folders` (already resolved) or inside one."""
+    real = os.path.realpath(path)
+    return any(real == f or real.startswith(f.rstrip("/") + "/") for f in folders)
+
+
+def search_order(environ: Mapping[str, str], root: Path = Path("/")) -> list[SearchDir]:
+    """The machine's part of the loader's search: LD_LIBRARY_PATH, the cache's folders, the
+    defaults; a folder named twice keeps its first place."""
+    out: list[SearchDir] = []
+    seen: set[str] = set()
+    for entry in [
+        *library_path_dirs(environ),
+        *conf_dirs(root),
+        *(SearchDir(str(_under(root, d)), DEFAULT) for d in DEFAULT_DIRS),
+    ]:
+        key = os.path.realpath(entry.path)  # a link to a folder named already adds nothing
+        if key not in seen:
+            seen.add(key)
+            out.append(entry)
+    return out
+
+
+def libraries_in(folder: Path, origin: str) -> list[Library]:
+    """The CUDA libraries in `folder`, one per soname (the soname's own file when present, as
+    the loader looks it up)."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return []
+    by_soname: dict[str, str] = {}
+    for name in names:
+        soname = cuda_soname(name)
+        if soname is None or not (folder / name).is_file():
+            continue
+        if name == soname or soname not in by_soname:
+            by_soname[soname] = name
+    return [
+        Library(s, str(folder / n), version_of(str(folder / n)), origin)
+        for s, n in sorted(by_soname.items())
+    ]
+
+
+def first_found(dirs: Iterable[SearchDir], exclude: Iterable[Path] = ()) -> dict[str, Library]:
+    """For each CUDA soname in these folders, the copy the loader takes first. Folders under
+    `exclude` (gpuenv's store) are skipped."""
+    skip = [os.path.realpath(p) for p in exclude]
+    out: dict[str, Library] = {}
+    for entry in dirs:
+        if is_under(entry.path, skip):
+            continue
+        for lib in libraries_in(Path(entry.path), entry.origin):
+            out.setdefault(lib.soname, lib)
+    return out
