@@ -46,6 +46,12 @@ def test_run_hostile_inputs(lab_env: Path) -> None:
     assert traversal.returncode != 0 and "Traceback" not in traversal.stderr
     unknown = gpuenv("run", "-n", "lab", "--", "no-such-program-xyz")
     assert unknown.returncode == 2 and "command not found" in unknown.stderr
+    # an option before `--` is an option: refused, never run as the command (issue 21)
+    option = gpuenv("run", "--json", "-n", "lab", "--", "python", "-V")
+    assert option.returncode == 2 and "No such option '--json'" in option.stderr
+    # after the command, options are the command's own
+    own = gpuenv("run", "-n", "lab", "python", "-c", "import sys; print(sys.argv[1:])", "--json")
+    assert own.returncode == 0 and own.stdout.strip() == "['--json']", own.stderr
 
 
 def test_activate_hook_for_a_venv_is_evaluated_by_bash(lab_env: Path) -> None:

@@ -29,7 +29,9 @@ def _environment(name: Optional[str], prefix: Optional[Path]) -> tuple[Any, Path
 
 @click.command(
     "run",
-    context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False},
+    # options stop at the command (`run -n X python -V`); before it, an unknown option is an
+    # error, never the command (`run --json -n X -- ...` used to run `--json`)
+    context_settings={"allow_interspersed_args": False},
 )
 @env_options
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
