@@ -180,5 +180,8 @@ def test_fetch_then_offline_install_of_a_pylock(
         "install", str(lockfile), "--name", "off", "--offline", "--from", str(tmp_path / "wh")
     )
     assert done.returncode == 0, done.stderr
+    # it says where the wheels come from: nothing is downloaded (issue 21)
+    said = done.stdout + done.stderr
+    assert "installing 2 wheels (from local files" in said and "uv downloads" not in said
     again = gpuenv("install", str(lockfile), "--name", "off")
     assert again.returncode == 0 and "nothing to do" in again.stdout

@@ -224,7 +224,7 @@ def _build(
         say(f"creating a Python {locked.python} environment")
         python = backends.create_venv(target, locked.python, uv, base_python)
         backend = "venv"
-    say(f"installing {len(wheels)} wheels (uv downloads each and checks it against the lockfile)")
+    say(f"installing {len(wheels)} wheels ({_wheel_origin(wheels)})")
     backends.install_wheels(python, wheels, uv)
     if locked.platform.startswith("win"):
         windows.write_dll_pth(target)
@@ -273,3 +273,13 @@ def _swap(link: Path, target: Path) -> None:
 def _result(changed: bool, env_dir: Path, location: EnvLocation) -> InstallResult:
     backend = str(read_metadata(env_dir).get("backend", ""))
     return InstallResult(changed, env_dir, location.link, interpreter(env_dir), backend)
+
+
+def _wheel_origin(wheels: list[InstallSource]) -> str:
+    """Where the wheels come from, as the install line says it (each is hash-checked anyway)."""
+    local = sum(1 for w in wheels if w.is_local)
+    if wheels and local == len(wheels):
+        return "from local files (a wheelhouse or the cache), each checked against the lockfile"
+    if local:
+        return f"{local} from local files, the rest downloaded by uv, each checked against the lockfile"
+    return "uv downloads each and checks it against the lockfile"
