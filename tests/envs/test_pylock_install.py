@@ -185,3 +185,23 @@ def test_fetch_then_offline_install_of_a_pylock(
     assert "installing 2 wheels (from local files" in said and "uv downloads" not in said
     again = gpuenv("install", str(lockfile), "--name", "off")
     assert again.returncode == 0 and "nothing to do" in again.stdout
+
+
+def test_install_dry_run_changes_nothing_and_says_what_it_would_do(
+    install_repos: InstallRepos, tmp_path: Path
+) -> None:
+    """`install --dry-run` (as setup has, issue 21): the lockfile is read and checked, nothing
+    is made or replaced, and the line says new or what it would replace."""
+    lockfile = make_lock(install_repos, tmp_path / "pylock.cpu.toml", jax_plan(), **PIP_LOCK)
+    where = EnvLocation.named("dry")
+    dry = gpuenv("install", str(lockfile), "--name", "dry", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "would install jax 0.4.30" in dry.stdout and "(new)" in dry.stdout
+    assert not where.link.exists() and where.current() is None
+    assert gpuenv("install", str(lockfile), "--name", "dry", "--no-smoke-test").returncode == 0
+    other = make_lock(install_repos, tmp_path / "pylock.other.toml", jax_plan("0.4.31"), **PIP_LOCK)
+    before = where.current()
+    dry = gpuenv("install", str(other), "--name", "dry", "--dry-run")
+    assert dry.returncode == 0, dry.stderr
+    assert "replacing the environment there (jax 0.4.30" in dry.stdout
+    assert where.current() == before

@@ -28,6 +28,11 @@ from gpuenv.commands.progress import Reporter
     "--no-smoke-test", is_flag=True, help="Do not import the frameworks before switching."
 )
 @lock_timeout_option
+@click.option(
+    "--dry-run",
+    is_flag=True,
+    help="Check the lockfile and say what would be installed where; change nothing.",
+)
 @click.option("-q", "--quiet", is_flag=True, help="Print only errors and the final line.")
 @json_output.json_option("Print the environment installed (or already there) as JSON.")
 def install_command(
@@ -38,6 +43,7 @@ def install_command(
     wheelhouse: Optional[Path],
     no_smoke_test: bool,
     lock_timeout: Optional[float],
+    dry_run: bool,
     quiet: bool,
     as_json: bool,
 ) -> None:
@@ -74,6 +80,9 @@ def install_command(
 
         locked = load_locked(lockfile, raw)
         check_platform(locked)
+        if dry_run:
+            _say_dry_run(locked, where, lockfile)
+            return
         # before any download
         base_python = check_python_available(locked, uv=uv, offline=offline, lookup=lookup)
     report = Reporter(quiet=quiet)
@@ -106,6 +115,31 @@ def install_command(
     click.echo(f"  run it:   {result.link / result.python.relative_to(result.env_dir)}")
     click.echo(
         f"  check it: gpuenv verify {'--prefix ' + str(prefix) if prefix else '--name ' + where.name}"
+    )
+
+
+def _say_dry_run(locked: Any, where: Any, lockfile: Path) -> None:
+    """What `install` would do, from the checked lockfile and the environment there now."""
+    from gpuenv.envs.errors import InstallError
+    from gpuenv.envs.store import read_metadata
+
+    stack = ", ".join(f"{n} {f.version} [{f.variant}]" for n, f in locked.plan.frameworks.items())
+    current = where.current()
+    there = ""
+    if current is not None:
+        try:
+            old = read_metadata(current).get("stack") or {}
+            there = (
+                "; replacing the environment there ("
+                + (", ".join(f"{n} {v}" for n, v in sorted(old.items())) or "no frameworks")
+                + ")"
+            )
+        except (InstallError, OSError):  # an unreadable one is replaced too, as install says
+            there = "; replacing what is there"
+    click.echo(
+        f"would install {stack} (Python {locked.python}, {len(locked.conda)} conda and"
+        f" {len(locked.pip)} pip packages, each hash-checked) from {lockfile.name} at"
+        f" {where.link}{there or ' (new)'}; nothing changed (--dry-run)"
     )
 
 
