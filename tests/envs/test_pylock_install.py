@@ -205,3 +205,7 @@ def test_install_dry_run_changes_nothing_and_says_what_it_would_do(
     assert dry.returncode == 0, dry.stderr
     assert "replacing the environment there (jax 0.4.30" in dry.stdout
     assert where.current() == before
+    # the install itself says so too, before it starts (issue 18)
+    done = gpuenv("install", str(other), "--name", "dry", "--no-smoke-test")
+    assert done.returncode == 0, done.stderr
+    assert "replacing the environment there (jax 0.4.30" in done.stdout + done.stderr

@@ -86,6 +86,9 @@ def install_command(
         # before any download
         base_python = check_python_available(locked, uv=uv, offline=offline, lookup=lookup)
     report = Reporter(quiet=quiet)
+    replaced = _replacing(where)
+    if replaced:  # said before any download: the old environment stays until the switch
+        report.say(f"replacing {replaced} at {where.link} with {_stack(locked)}")
     files = gather(
         artifacts_of(locked),
         cache=cache_dir(),
@@ -110,36 +113,46 @@ def install_command(
             click.get_current_context(), **_installed_json(where, prefix, lockfile, locked, result)
         )
         return
-    stack = ", ".join(f"{n} {f.version} [{f.variant}]" for n, f in locked.plan.frameworks.items())
-    click.echo(f"installed {stack} (Python {locked.python}, {result.backend}) at {result.link}")
+    click.echo(
+        f"installed {_stack(locked)} (Python {locked.python}, {result.backend}) at {result.link}"
+    )
     click.echo(f"  run it:   {result.link / result.python.relative_to(result.env_dir)}")
     click.echo(
         f"  check it: gpuenv verify {'--prefix ' + str(prefix) if prefix else '--name ' + where.name}"
     )
 
 
-def _say_dry_run(locked: Any, where: Any, lockfile: Path) -> None:
-    """What `install` would do, from the checked lockfile and the environment there now."""
+def _stack(locked: Any) -> str:
+    return ", ".join(f"{n} {f.version} [{f.variant}]" for n, f in locked.plan.frameworks.items())
+
+
+def _replacing(where: Any) -> Optional[str]:
+    """What a new install at `where` replaces, in words; None where nothing is there yet."""
     from gpuenv.envs.errors import InstallError
     from gpuenv.envs.store import read_metadata
 
-    stack = ", ".join(f"{n} {f.version} [{f.variant}]" for n, f in locked.plan.frameworks.items())
     current = where.current()
-    there = ""
-    if current is not None:
-        try:
-            old = read_metadata(current).get("stack") or {}
-            there = (
-                "; replacing the environment there ("
-                + (", ".join(f"{n} {v}" for n, v in sorted(old.items())) or "no frameworks")
-                + ")"
-            )
-        except (InstallError, OSError):  # an unreadable one is replaced too, as install says
-            there = "; replacing what is there"
+    if current is None:
+        return None
+    try:
+        old = read_metadata(current).get("stack") or {}
+    except (InstallError, OSError):  # an unreadable one is replaced too, as install says
+        return "what is there"
+    return (
+        "the environment there ("
+        + (", ".join(f"{n} {v}" for n, v in sorted(old.items())) or "no frameworks")
+        + ")"
+    )
+
+
+def _say_dry_run(locked: Any, where: Any, lockfile: Path) -> None:
+    """What `install` would do, from the checked lockfile and the environment there now."""
+    replaced = _replacing(where)
     click.echo(
-        f"would install {stack} (Python {locked.python}, {len(locked.conda)} conda and"
+        f"would install {_stack(locked)} (Python {locked.python}, {len(locked.conda)} conda and"
         f" {len(locked.pip)} pip packages, each hash-checked) from {lockfile.name} at"
-        f" {where.link}{there or ' (new)'}; nothing changed (--dry-run)"
+        f" {where.link}{'; replacing ' + replaced if replaced else ' (new)'}; nothing changed"
+        " (--dry-run)"
     )
 
 
