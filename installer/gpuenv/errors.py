@@ -39,6 +39,8 @@ _EXITS = {
     "OutputWriteError": FAILURE_EXIT,
     "ActivationError": USAGE_EXIT,
     "CacheError": USAGE_EXIT,
+    "WheelReadError": FAILURE_EXIT,
+    "FatbinError": FAILURE_EXIT,
 }
 _GPUENV_MODULE = "gpuenv."
 
