@@ -129,6 +129,7 @@ def test_cli_prints_per_library_and_flags_a_row_the_wheel_contradicts(tmp_path: 
         in result.output
     )
     assert "ptx in the wheel, not in the row: ['3.5']" in result.output
+    assert "in every fatbin: sass -; ptx -" in result.output  # 3.5 in one, 7.0 in the other
     result = CliRunner().invoke(
         cli,
         [

@@ -23,6 +23,10 @@ def test_sass_and_ptx_of_every_container() -> None:
     assert found.ptx == {"7.5", "12.0"}
     assert found.containers == 3
     assert found.entries == 5
+    # only the architectures that every compilation unit carries run the whole library
+    assert found.in_every_container("sass") == set()
+    two = scan(library(container(entry(ELF, 75), entry(PTX, 75)), container(entry(ELF, 75))))
+    assert (two.in_every_container("sass"), two.in_every_container("ptx")) == ({"7.5"}, set())
 
 
 @pytest.mark.parametrize("chunk", [1, 3, 17, 64, 4096])

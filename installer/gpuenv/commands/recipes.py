@@ -162,8 +162,14 @@ def verify_command(
         click.echo(f"{reading.wheel} (sha256 {reading.sha256}; row {t.framework} {t.release})")
         for lib in reading.libraries:
             click.echo(
-                f"  {lib.member}: sass {', '.join(lib.sass) or '-'}; ptx {', '.join(lib.ptx) or '-'}"
+                f"  {lib.member}: sass {', '.join(lib.sass) or '-'};"
+                f" ptx {', '.join(lib.ptx) or '-'} ({lib.containers} fatbins)"
             )
+            if (lib.sass_everywhere, lib.ptx_everywhere) != (lib.sass, lib.ptx):
+                click.echo(
+                    f"    in every fatbin: sass {', '.join(lib.sass_everywhere) or '-'};"
+                    f" ptx {', '.join(lib.ptx_everywhere) or '-'}"
+                )
         verdict = "; ".join(reading.differences()) or "matches the row"
         click.echo(
             f"  wheel: sass {', '.join(reading.sass) or '-'}; ptx {', '.join(reading.ptx) or '-'}: {verdict}"

@@ -44,6 +44,8 @@ class LibraryArchs:
     ptx: tuple[str, ...]
     other: tuple[str, ...]
     containers: int
+    sass_everywhere: tuple[str, ...] = ()  # carried by every container, not only some
+    ptx_everywhere: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -53,6 +55,8 @@ class LibraryArchs:
             "ptx": list(self.ptx),
             "other": list(self.other),
             "containers": self.containers,
+            "sass_in_every_container": list(self.sass_everywhere),
+            "ptx_in_every_container": list(self.ptx_everywhere),
         }
 
 
@@ -173,6 +177,8 @@ def library_archs(
         ptx=tuple(sorted_ccs(found.ptx)),
         other=tuple(sorted(found.other)),
         containers=found.containers,
+        sass_everywhere=tuple(sorted_ccs(found.in_every_container("sass"))),
+        ptx_everywhere=tuple(sorted_ccs(found.in_every_container("ptx"))),
     )
 
 

@@ -57,11 +57,23 @@ class Archs:
     other: set[str] = field(default_factory=set)
     containers: int = 0
     entries: int = 0
+    # how many containers carry each ("sass", "7.0"): an arch that only some compilation units
+    # carry does not run the whole library
+    carried_by: dict[tuple[str, str], int] = field(default_factory=dict)
 
     def add(self, entry: FatbinEntry) -> None:
         self.entries += 1
         bucket = {"sass": self.sass, "ptx": self.ptx}.get(entry.kind, self.other)
         bucket.add(entry.compute_capability if entry.kind in KINDS.values() else entry.kind)
+
+    def end_container(self, entries: list[FatbinEntry]) -> None:
+        self.containers += 1
+        for key in {(e.kind, e.compute_capability) for e in entries}:
+            self.carried_by[key] = self.carried_by.get(key, 0) + 1
+
+    def in_every_container(self, kind: str) -> set[str]:
+        """The architectures of `kind` that every container carries."""
+        return {cc for (k, cc), n in self.carried_by.items() if k == kind and n == self.containers}
 
 
 def _cc_key(cc: str) -> tuple[int, ...]:
@@ -90,6 +102,7 @@ class FatbinScanner:
         self._skip = 0  # payload bytes still to pass over
         self._end = -1  # end of the current container, or -1 while searching
         self._start = 0  # where the current container began
+        self._first = 0  # index in `found` of its first entry
 
     def feed(self, chunk: bytes) -> None:
         self._buf += chunk
@@ -119,7 +132,7 @@ class FatbinScanner:
         if self._end < 0:
             return self._search()
         if self._pos >= self._end:
-            self.archs.containers += 1
+            self.archs.end_container(self.found[self._first :])
             self._end = -1
             return True
         return self._entry()
@@ -147,6 +160,7 @@ class FatbinScanner:
                 f" bytes, more than {MAX_CONTAINER}"
             )
         self._start = self._pos
+        self._first = len(self.found)
         self._end = self._pos + _HEADER + size
         self._drop(_HEADER)
         return True
