@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from fatbins import ELF, PTX, container, entry, library, nvcc_library, serve_ranges, write_wheel
 from gpuenv.cli import cli
-from gpuenv.recipes.artifacts import libraries, wheel_archs
+from gpuenv.recipes.artifacts import libraries, union, wheel_archs
 from gpuenv.recipes.remote_wheel import WheelReadError
 from localrepos import build_simple_index, serve_directory
 
@@ -46,6 +46,20 @@ def test_only_the_libraries_are_fetched_over_http(tmp_path: Path) -> None:
         ("tensorflow/python/_pywrap_tensorflow_internal.so", ("3.5", "7.0"), ("3.5", "7.0"))
     ]
     assert sum(sent) < 100_000 < wheel.stat().st_size  # the 4 MB data file never came
+
+
+def test_bundled_nvidia_libraries_are_listed_but_not_the_builds_archs(tmp_path: Path) -> None:
+    cudnn = library(container(entry(ELF, 90, b"c"), entry(PTX, 90, b"c")))
+    wheel = write_wheel(
+        tmp_path / "torch-1.13.1-cp310-cp310-manylinux1_x86_64.whl",
+        {"torch/lib/libtorch_cuda.so": LIB, "torch/lib/libcudnn_ops_infer.so.8": cudnn},
+    )
+    found = wheel_archs(wheel.as_uri())
+    assert [(lib.member, lib.vendored) for lib in found] == [
+        ("torch/lib/libtorch_cuda.so", False),
+        ("torch/lib/libcudnn_ops_infer.so.8", True),
+    ]
+    assert union(found) == (["3.5", "7.0"], ["3.5", "7.0"])
 
 
 def test_a_server_that_ignores_ranges_still_gives_the_right_answer(tmp_path: Path) -> None:

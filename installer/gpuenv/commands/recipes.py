@@ -163,7 +163,8 @@ def verify_command(
         for lib in reading.libraries:
             click.echo(
                 f"  {lib.member}: sass {', '.join(lib.sass) or '-'};"
-                f" ptx {', '.join(lib.ptx) or '-'} ({lib.containers} fatbins)"
+                f" ptx {', '.join(lib.ptx) or '-'} ({lib.containers} fatbins"
+                f"{'; a bundled NVIDIA library, not counted' if lib.vendored else ''})"
             )
             if (lib.sass_everywhere, lib.ptx_everywhere) != (lib.sass, lib.ptx):
                 click.echo(

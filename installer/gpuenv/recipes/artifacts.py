@@ -32,6 +32,9 @@ CHUNK = 1 << 20
 MAX_LIBRARY = 1 << 34  # 16 GiB inflated: above any real library; a bigger claim is refused
 _LIBRARY = re.compile(r"\.(so(\.[0-9]+)*|pyd|dll)$")
 _LOCAL = b"PK\x03\x04"
+# NVIDIA's own libraries that some wheels bundle (torch 1.13 ships libcudnn, libcublas, ...):
+# their architectures are NVIDIA's, not the framework build's, so they are listed apart
+_VENDORED = re.compile(r"^lib(cu|nv|nccl)")
 
 
 @dataclass(frozen=True)
@@ -47,6 +50,11 @@ class LibraryArchs:
     sass_everywhere: tuple[str, ...] = ()  # carried by every container, not only some
     ptx_everywhere: tuple[str, ...] = ()
 
+    @property
+    def vendored(self) -> bool:
+        """An NVIDIA library the wheel bundles (libcudnn, libcublas, libnvrtc, libnccl...)."""
+        return bool(_VENDORED.match(self.member.rsplit("/", 1)[-1]))
+
     def to_json(self) -> dict[str, object]:
         return {
             "member": self.member,
@@ -57,6 +65,7 @@ class LibraryArchs:
             "containers": self.containers,
             "sass_in_every_container": list(self.sass_everywhere),
             "ptx_in_every_container": list(self.ptx_everywhere),
+            "vendored": self.vendored,
         }
 
 
@@ -198,7 +207,9 @@ def wheel_archs(
 
 
 def union(libs: list[LibraryArchs]) -> tuple[list[str], list[str]]:
-    """The SASS and PTX architectures of a wheel: what any of its libraries carries."""
-    sass = {cc for lib in libs for cc in lib.sass}
-    ptx = {cc for lib in libs for cc in lib.ptx}
+    """The SASS and PTX architectures of a wheel's own build: what any of its libraries
+    carries, bundled NVIDIA libraries left out."""
+    own = [lib for lib in libs if not lib.vendored]
+    sass = {cc for lib in own for cc in lib.sass}
+    ptx = {cc for lib in own for cc in lib.ptx}
     return sorted_ccs(sass), sorted_ccs(ptx)

@@ -115,23 +115,31 @@ def targets(
             for build in rel.builds:
                 if not build.is_gpu or platform not in build.platforms:
                     continue
-                project, version = _project(fw.name, rel, build)
-                if (project, build.index) in seen:
-                    continue
-                seen.add((project, build.index))
-                out.append(
-                    Target(
-                        fw.name, rel.version, project, version, platform, build.index, build.archs
+                # the default index's plain wheel is this build where pypi_default says so
+                index = None if platform in build.pypi_default else build.index
+                for project, version in _projects(fw.name, rel, build, index):
+                    if (project, index) in seen:
+                        continue
+                    seen.add((project, index))
+                    out.append(
+                        Target(fw.name, rel.version, project, version, platform, index, build.archs)
                     )
-                )
     return out
 
 
-def _project(framework: str, rel: Release, build: Build) -> tuple[str, str]:
-    """The project and version whose wheels hold a build's kernels: jax's are jaxlib's."""
+def _projects(
+    framework: str, rel: Release, build: Build, index: Optional[str]
+) -> list[tuple[str, str]]:
+    """The projects and versions whose wheels hold a build's kernels. jax's are jaxlib's on
+    the JAX CUDA index (jaxlib 0.4.18+cuda12.cudnn89); from the default index, the CUDA plugin
+    and the PJRT plugin (jax-cuda12-plugin, jax-cuda12-pjrt) at jaxlib's version."""
+    local = build.local if index else ""
     if framework == "jax":
-        return "jaxlib", rel.related.get("jaxlib", rel.version) + build.local
-    return build.package or rel.package or framework, rel.version + build.local
+        version = rel.related.get("jaxlib", rel.version)
+        if index:
+            return [("jaxlib", version + local)]
+        return [(f"jax-{build.variant}-plugin", version), (f"jax-{build.variant}-pjrt", version)]
+    return [(build.package or rel.package or framework, rel.version + local)]
 
 
 def pick_wheel(files: Iterable[str], version: str, platform: str) -> Optional[str]:
