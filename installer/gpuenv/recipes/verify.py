@@ -157,7 +157,11 @@ def pick_wheel(files: Iterable[str], version: str, platform: str) -> Optional[st
         if v != wanted or not any(platform in platform_of(t.platform) for t in tags):
             continue
         py = max(
-            (int(t.interpreter[3:] or 0) for t in tags if t.interpreter.startswith("cp3")),
+            (
+                int(t.interpreter[3:] or 0)
+                for t in tags
+                if t.interpreter.startswith("cp3") and not t.abi.endswith("t")  # free-threaded
+            ),
             default=0,
         )
         rank = 1000 if py == 10 else py
