@@ -17,6 +17,10 @@ from pathlib import Path
 
 from packaging.utils import parse_wheel_filename
 
+MEASURED_SOURCE = (
+    "measured: the fatbin headers of the CUDA libraries of each wheel in `measured` hold exactly"
+    " these SASS and PTX lists (gpuenv recipes verify --artifacts)"
+)
 FILES = {"tensorflow": "tensorflow.toml", "torch": "pytorch.toml", "jax": "jax.toml"}
 
 
@@ -52,6 +56,10 @@ def main() -> int:
         if ptx is None:
             raise SystemExit(f"{path}: [archsets.{archset}] has no ptx line")
         block = block[: ptx.end()] + line + block[ptx.end() :]
+        source = re.search(r'^source = "(.*)"\n', block, re.M)
+        if source and MEASURED_SOURCE not in source[1]:
+            sentence = source[1].rstrip(".") + "; " + MEASURED_SOURCE
+            block = block[: source.start(1)] + sentence + block[source.end(1) :]
         path.write_text(text[:start] + block + text[end:])
         print(f"{path.name} [archsets.{archset}]: {len(entries)} wheels")
     return 0

@@ -1,6 +1,6 @@
 """Measure the knowledge base's arch lists from the wheels the default index serves.
 
-    .venv/bin/python scripts/maint/measure_fatbins.py recipes/measured/fatbins.json \
+    .venv/bin/python scripts/maint/measure_fatbins.py scripts/maint/data/fatbins.json \
         [--framework tensorflow] [--release 2.2.3] [--platform linux-64]
 
 For every CUDA build row (one wheel per release and project) it streams the wheel's shared

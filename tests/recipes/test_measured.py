@@ -109,3 +109,14 @@ def test_a_measured_entry_names_a_wheel_of_this_row(kb, text: str, message: str)
     archs = _linux_cuda_archs(kb, "2.3.4")
     errors = _errors(_with_archset(kb, archs.name, measured=(*archs.measured, text)))
     assert len(errors) == 1 and message in errors[0], errors
+
+
+def test_a_compute_capability_5_0_card_runs_tensorflow_2_2_through_ptx(describe, kb) -> None:
+    # GeForce GTX 750 (GM107, 10de:1381) is 5.0: no sm_50 SASS in TF 2.2.3, but the wheel's
+    # compute_35 PTX (TF_READINGS above) JIT-compiles for it, on a driver newer than CUDA 10.1's
+    from gpuenv.resolve import resolve
+
+    plan = resolve(describe("10de:1381", "470.82.01", "linux"), ["tensorflow==2.2.3"], kb=kb)
+    tf = plan.frameworks["tensorflow"]
+    assert plan.accelerator == "cuda" and tf.gpu
+    assert any("PTX" in w or "JIT" in w for w in plan.warnings), plan.warnings
