@@ -34,7 +34,12 @@ def main() -> int:
     done: list[dict[str, object]] = []
     if args.out.exists():
         done = json.loads(args.out.read_text())["readings"]
-    seen = {(r["framework"], r["release"], r["project"], r["platform"]) for r in done}
+    # readings made before per-fatbin counts were recorded are made again (and replaced)
+    seen = {
+        (r["framework"], r["release"], r["project"], r["platform"])
+        for r in done
+        if all("carried_by" in lib for lib in r["libraries"])
+    }
     index = default_index_url()
     cache: dict[tuple[str, str], dict[str, str]] = {}
 
@@ -61,6 +66,9 @@ def main() -> int:
             print(f"{key}: no wheel on {target.index or index}", file=sys.stderr)
             continue
         row = reading.to_json()
+        done = [
+            r for r in done if (r["framework"], r["release"], r["project"], r["platform"]) != key
+        ]
         done.append(row)
         print(
             f"{key} {reading.wheel} sass={reading.sass} ptx={reading.ptx}"

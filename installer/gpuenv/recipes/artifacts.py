@@ -49,6 +49,7 @@ class LibraryArchs:
     containers: int
     sass_everywhere: tuple[str, ...] = ()  # carried by every container, not only some
     ptx_everywhere: tuple[str, ...] = ()
+    carried_by: tuple[tuple[str, int], ...] = ()  # ("sass:7.0", containers carrying it)
 
     @property
     def vendored(self) -> bool:
@@ -66,6 +67,7 @@ class LibraryArchs:
             "sass_in_every_container": list(self.sass_everywhere),
             "ptx_in_every_container": list(self.ptx_everywhere),
             "vendored": self.vendored,
+            "carried_by": dict(self.carried_by),
         }
 
 
@@ -188,6 +190,7 @@ def library_archs(
         containers=found.containers,
         sass_everywhere=tuple(sorted_ccs(found.in_every_container("sass"))),
         ptx_everywhere=tuple(sorted_ccs(found.in_every_container("ptx"))),
+        carried_by=tuple(sorted((f"{k}:{cc}", n) for (k, cc), n in found.carried_by.items())),
     )
 
 
@@ -204,6 +207,23 @@ def wheel_archs(
         if found.containers:
             out.append(found)
     return out
+
+
+def build_lists(libs: list[LibraryArchs]) -> tuple[list[str], list[str]]:
+    """The SASS and PTX lists of a wheel's build: the architectures that at least half of the
+    fatbins of its own libraries carry. A handful of kernels compiled for one more arch (torch's
+    FP8 kernels for sm_89, statically linked NVIDIA code) are not the build's arch list; an arch
+    some fatbins lack (TensorFlow 2.8's sm_80 in a few) still is."""
+    own = [lib for lib in libs if not lib.vendored]
+    total = sum(lib.containers for lib in own)
+    counts: dict[str, int] = {}
+    for lib in own:
+        for key, n in lib.carried_by:
+            counts[key] = counts.get(key, 0) + n
+    kept = {key for key, n in counts.items() if 2 * n >= total}
+    sass = {k.split(":", 1)[1] for k in kept if k.startswith("sass:")}
+    ptx = {k.split(":", 1)[1] for k in kept if k.startswith("ptx:")}
+    return sorted_ccs(sass), sorted_ccs(ptx)
 
 
 def union(libs: list[LibraryArchs]) -> tuple[list[str], list[str]]:

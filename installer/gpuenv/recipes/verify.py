@@ -20,7 +20,7 @@ from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from gpuenv.index.wheel_platforms import platform_of
-from gpuenv.recipes.artifacts import LibraryArchs, union, wheel_archs
+from gpuenv.recipes.artifacts import LibraryArchs, build_lists, union, wheel_archs
 from gpuenv.recipes.check import Finding
 from gpuenv.recipes.fatbin import FatbinError, sorted_ccs
 from gpuenv.recipes.kb import KnowledgeBase
@@ -52,11 +52,12 @@ class Reading:
 
     @property
     def sass(self) -> list[str]:
-        return union(self.libraries)[0]
+        """The build's SASS list (recipes.artifacts.build_lists)."""
+        return build_lists(self.libraries)[0]
 
     @property
     def ptx(self) -> list[str]:
-        return union(self.libraries)[1]
+        return build_lists(self.libraries)[1]
 
     def differences(self) -> list[str]:
         """How the row differs from the binary; [] when they agree."""
@@ -90,6 +91,8 @@ class Reading:
             "sha256": self.sha256,
             "sass": self.sass,
             "ptx": self.ptx,
+            "sass_in_any_fatbin": union(self.libraries)[0],
+            "ptx_in_any_fatbin": union(self.libraries)[1],
             "row_sass": list(t.archs.sass) if t.archs else None,
             "row_ptx": list(t.archs.ptx) if t.archs else None,
             "differences": self.differences(),
