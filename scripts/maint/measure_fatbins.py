@@ -21,7 +21,8 @@ from pathlib import Path
 from gpuenv.index.config import default_index_url
 from gpuenv.index.simple import file_sha256s, project_files
 from gpuenv.recipes import load_knowledge_base
-from gpuenv.recipes.verify import measure, targets
+from gpuenv.recipes.artifacts import LibraryArchs
+from gpuenv.recipes.verify import Reading, measure, targets
 
 
 def main() -> int:
@@ -30,6 +31,11 @@ def main() -> int:
     parser.add_argument("--framework")
     parser.add_argument("--release")
     parser.add_argument("--platform", default="linux-64")
+    parser.add_argument(
+        "--rejudge",
+        action="store_true",
+        help="download nothing: judge the saved readings again against the current rows",
+    )
     args = parser.parse_args()
     done: list[dict[str, object]] = []
     if args.out.exists():
@@ -40,6 +46,8 @@ def main() -> int:
         for r in done
         if all("carried_by" in lib for lib in r["libraries"])
     }
+    if args.rejudge:
+        return rejudge(args.out)
     index = default_index_url()
     cache: dict[tuple[str, str], dict[str, str]] = {}
 
@@ -78,6 +86,30 @@ def main() -> int:
         )
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(json.dumps({"schema": 1, "readings": done}, indent=1) + "\n")
+    return 0
+
+
+def rejudge(path: Path) -> int:
+    """Recompute each saved reading's lists and differences from its per-fatbin counts."""
+    doc = json.loads(path.read_text())
+    by_key = {
+        (t.framework, t.release, t.project, t.platform): t
+        for t in targets(load_knowledge_base(), platform="linux-64")
+        + targets(load_knowledge_base(), platform="win-64")
+        if t.index is None
+    }
+    out = []
+    for r in doc["readings"]:
+        target = by_key.get((r["framework"], r["release"], r["project"], r["platform"]))
+        if target is None or not all("carried_by" in lib for lib in r["libraries"]):
+            print(f"kept as is: {r['wheel']}", file=sys.stderr)
+            out.append(r)
+            continue
+        libs = [LibraryArchs.from_json(lib) for lib in r["libraries"]]
+        reading = Reading(target=target, wheel=r["wheel"], sha256=r["sha256"], libraries=libs)
+        out.append(reading.to_json())
+        print(f"{r['wheel']}: {reading.differences() or 'matches'}", file=sys.stderr)
+    path.write_text(json.dumps({"schema": 1, "readings": out}, indent=1) + "\n")
     return 0
 
 

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from fatbins import ELF, PTX, container, entry, library, nvcc_library, serve_ranges, write_wheel
 from gpuenv.cli import cli
-from gpuenv.recipes.artifacts import build_lists, libraries, union, wheel_archs
+from gpuenv.recipes.artifacts import LibraryArchs, build_lists, libraries, union, wheel_archs
 from gpuenv.recipes.remote_wheel import WheelReadError
 from localrepos import build_simple_index, serve_directory
 
@@ -62,19 +62,20 @@ def test_bundled_nvidia_libraries_are_listed_but_not_the_builds_archs(tmp_path: 
     assert union(found) == (["3.5", "7.0"], ["3.5", "7.0"])
 
 
-def test_the_build_lists_are_what_most_fatbins_carry(tmp_path: Path) -> None:
-    # like torch's libtorch_cuda.so: the arch list in every fatbin, and sm_89 in a few FP8
-    # kernels only; and like TensorFlow 2.8: sm_80 missing from one fatbin of three
-    common = [entry(ELF, 70, b"k"), entry(ELF, 80, b"k")]
+def test_the_build_lists_are_what_a_tenth_of_the_fatbins_carry(tmp_path: Path) -> None:
+    # like torch's libtorch_cuda.so: its arch list in every fatbin, and sm_89 in a few FP8
+    # kernels only; and like TensorFlow 2.8: sm_80 SASS in a fifth of the fatbins
+    common = [entry(ELF, 70, b"k"), entry(PTX, 80, b"p")]
     lib = library(
-        container(*common, entry(PTX, 80, b"p")),
-        container(*common, entry(PTX, 80, b"p")),
+        *[container(*common) for _ in range(16)],
+        *[container(*common, entry(ELF, 80, b"k")) for _ in range(4)],
         container(entry(ELF, 70, b"k"), entry(ELF, 89, b"k")),
     )
     wheel = write_wheel(tmp_path / "t-1.0-cp310-cp310-linux_x86_64.whl", {"t/libt.so": lib})
     found = wheel_archs(wheel.as_uri())
     assert build_lists(found) == (["7.0", "8.0"], ["8.0"])
     assert union(found) == (["7.0", "8.0", "8.9"], ["8.0"])
+    assert [LibraryArchs.from_json(lib.to_json()) for lib in found] == found
 
 
 def test_a_server_that_ignores_ranges_still_gives_the_right_answer(tmp_path: Path) -> None:

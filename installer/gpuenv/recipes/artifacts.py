@@ -15,7 +15,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 from urllib.parse import unquote, urlsplit
 
 from gpuenv.recipes.fatbin import Archs, FatbinScanner, sorted_ccs
@@ -55,6 +55,21 @@ class LibraryArchs:
     def vendored(self) -> bool:
         """An NVIDIA library the wheel bundles (libcudnn, libcublas, libnvrtc, libnccl...)."""
         return bool(_VENDORED.match(self.member.rsplit("/", 1)[-1]))
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any]) -> LibraryArchs:
+        """A saved reading (scripts/maint/data/fatbins.json) back, to judge it again."""
+        return cls(
+            member=str(doc["member"]),
+            size=int(doc["size"]),
+            sass=tuple(doc["sass"]),
+            ptx=tuple(doc["ptx"]),
+            other=tuple(doc["other"]),
+            containers=int(doc["containers"]),
+            sass_everywhere=tuple(doc.get("sass_in_every_container", ())),
+            ptx_everywhere=tuple(doc.get("ptx_in_every_container", ())),
+            carried_by=tuple(sorted((str(k), int(n)) for k, n in doc["carried_by"].items())),
+        )
 
     def to_json(self) -> dict[str, object]:
         return {
@@ -209,18 +224,21 @@ def wheel_archs(
     return out
 
 
+SHARE = 10  # an arch is the build's when at least 1 in SHARE of its fatbins carries it
+
+
 def build_lists(libs: list[LibraryArchs]) -> tuple[list[str], list[str]]:
-    """The SASS and PTX lists of a wheel's build: the architectures that at least half of the
-    fatbins of its own libraries carry. A handful of kernels compiled for one more arch (torch's
-    FP8 kernels for sm_89, statically linked NVIDIA code) are not the build's arch list; an arch
-    some fatbins lack (TensorFlow 2.8's sm_80 in a few) still is."""
+    """The SASS and PTX lists of a wheel's build: the architectures that at least a tenth of
+    the fatbins of its own libraries carry. Two FP8 kernels compiled for sm_89 among torch
+    2.7.1's 485 fatbins are not its arch list; TensorFlow 2.8.4's sm_80 SASS, in 505 of its
+    2328 fatbins (compute_80 PTX is in 2327), is. A heuristic: readings keep every count."""
     own = [lib for lib in libs if not lib.vendored]
     total = sum(lib.containers for lib in own)
     counts: dict[str, int] = {}
     for lib in own:
         for key, n in lib.carried_by:
             counts[key] = counts.get(key, 0) + n
-    kept = {key for key, n in counts.items() if 2 * n >= total}
+    kept = {key for key, n in counts.items() if n * SHARE >= total}
     sass = {k.split(":", 1)[1] for k in kept if k.startswith("sass:")}
     ptx = {k.split(":", 1)[1] for k in kept if k.startswith("ptx:")}
     return sorted_ccs(sass), sorted_ccs(ptx)
