@@ -71,10 +71,14 @@ def test_the_build_lists_are_what_a_tenth_of_the_fatbins_carry(tmp_path: Path) -
         *[container(*common, entry(ELF, 80, b"k")) for _ in range(4)],
         container(entry(ELF, 70, b"k"), entry(ELF, 89, b"k")),
     )
-    wheel = write_wheel(tmp_path / "t-1.0-cp310-cp310-linux_x86_64.whl", {"t/libt.so": lib})
+    side = library(container(entry(ELF, 50, b"k")))  # like libtorch_cuda_linalg.so's sm_50
+    wheel = write_wheel(
+        tmp_path / "t-1.0-cp310-cp310-linux_x86_64.whl",
+        {"t/libt.so": lib, "t/libt_linalg.so": side},
+    )
     found = wheel_archs(wheel.as_uri())
     assert build_lists(found) == (["7.0", "8.0"], ["8.0"])
-    assert union(found) == (["7.0", "8.0", "8.9"], ["8.0"])
+    assert union(found) == (["5.0", "7.0", "8.0", "8.9"], ["8.0"])
     assert [LibraryArchs.from_json(lib.to_json()) for lib in found] == found
 
 

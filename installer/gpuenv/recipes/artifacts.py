@@ -228,17 +228,19 @@ SHARE = 10  # an arch is the build's when at least 1 in SHARE of its fatbins car
 
 
 def build_lists(libs: list[LibraryArchs]) -> tuple[list[str], list[str]]:
-    """The SASS and PTX lists of a wheel's build: the architectures that at least a tenth of
-    the fatbins of its own libraries carry. Two FP8 kernels compiled for sm_89 among torch
-    2.7.1's 485 fatbins are not its arch list; TensorFlow 2.8.4's sm_80 SASS, in 505 of its
-    2328 fatbins (compute_80 PTX is in 2327), is. A heuristic: readings keep every count."""
-    own = [lib for lib in libs if not lib.vendored]
-    total = sum(lib.containers for lib in own)
-    counts: dict[str, int] = {}
-    for lib in own:
-        for key, n in lib.carried_by:
-            counts[key] = counts.get(key, 0) + n
-    kept = {key for key, n in counts.items() if n * SHARE >= total}
+    """The SASS and PTX lists of a wheel's build: those of its main library (its own library
+    with the most fatbins: libtorch_cuda.so, TensorFlow's _pywrap_tensorflow_internal.so or
+    libtensorflow_cc.so.2), counting an arch when at least a tenth of that library's fatbins
+    carry it. Two FP8 kernels for sm_89 among torch 2.7.1's 378 are not its arch list;
+    TensorFlow 2.8.4's sm_80 SASS, in 505 of 2328 (compute_80 PTX is in 2327), is. Side
+    libraries built with lists of their own (torch's libtorch_cuda_linalg.so, with sm_50 where
+    libtorch_cuda.so starts at sm_70) are reported, not counted. A heuristic: readings keep
+    every count."""
+    own = [lib for lib in libs if not lib.vendored and lib.containers]
+    if not own:
+        return [], []
+    main = max(own, key=lambda lib: lib.containers)
+    kept = {key for key, n in main.carried_by if n * SHARE >= main.containers}
     sass = {k.split(":", 1)[1] for k in kept if k.startswith("sass:")}
     ptx = {k.split(":", 1)[1] for k in kept if k.startswith("ptx:")}
     return sorted_ccs(sass), sorted_ccs(ptx)
