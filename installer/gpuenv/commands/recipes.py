@@ -1,6 +1,9 @@
-"""`gpuenv recipes check [--online]`: validate the knowledge base."""
+"""`gpuenv recipes check [--online [--artifacts]]`, `recipes verify --artifacts`, `recipes draft`:
+validate the knowledge base, measure it against the wheels, draft new rows."""
 
 from __future__ import annotations
+
+from typing import Optional
 
 import click
 
@@ -18,12 +21,22 @@ def recipes() -> None:
 @click.option(
     "--online", is_flag=True, help="Also compare with what the configured package index publishes."
 )
+@click.option(
+    "--artifacts",
+    is_flag=True,
+    help="With --online: also read every CUDA build's wheel (its fatbins) and compare its"
+    " architectures with the rows (downloads each wheel's shared libraries).",
+)
 @click.option("--strict", is_flag=True, help="Treat warnings as errors.")
 @json_option("Print the findings and counts as JSON.")
 @click.pass_context
-def check_command(ctx: click.Context, online: bool, strict: bool, as_json: bool) -> None:
+def check_command(
+    ctx: click.Context, online: bool, artifacts: bool, strict: bool, as_json: bool
+) -> None:
     kb = load_knowledge_base()
     findings = check(kb)
+    if artifacts and not online:
+        raise click.UsageError("--artifacts reads wheels from the index: it needs --online")
     if online:
         from gpuenv.index.config import default_index_url
         from gpuenv.recipes.online import compare
@@ -31,6 +44,11 @@ def check_command(ctx: click.Context, online: bool, strict: bool, as_json: bool)
         index = default_index_url()
         click.echo(f"comparing with {index}", err=True)
         findings += compare(kb, index)
+        if artifacts:
+            from gpuenv.index.simple import file_sha256s, project_files
+            from gpuenv.recipes.verify import artifact_findings
+
+            findings += artifact_findings(kb, index, project_files, file_sha256s)
     if not as_json:
         for finding in findings:
             click.echo(str(finding))
@@ -95,3 +113,87 @@ def draft_command(framework: str, version: str, indexes: tuple[str, ...]) -> Non
         click.echo(f"gpuenv: error: could not read the index: {exc}", err=True)
         raise SystemExit(5) from None
     click.echo(text, nl=False)
+
+
+@recipes.command("verify")
+@click.option(
+    "--artifacts",
+    is_flag=True,
+    required=True,
+    help="Read the architectures from the wheels' fatbins (the only kind of verification yet).",
+)
+@click.option("--framework", help="Only this framework (tensorflow, torch, jax).")
+@click.option("--release", help="Only this release (needs --framework).")
+@click.option("--platform", default="linux-64", show_default=True, help="Conda platform.")
+@click.option("--index", help="Read the wheels from this index instead of the default one.")
+@json_option("Print every reading (per wheel, per library) and the findings as JSON.")
+@click.pass_context
+def verify_command(
+    ctx: click.Context,
+    artifacts: bool,
+    framework: Optional[str],
+    release: Optional[str],
+    platform: str,
+    index: Optional[str],
+    as_json: bool,
+) -> None:
+    """Compare each CUDA build row's SASS and PTX lists with what its wheel's CUDA libraries
+    hold: one wheel per release, its shared libraries streamed with range requests and only
+    their fatbin headers read. The binary wins: a row that differs is an error (exit 1)."""
+    from gpuenv.index.config import default_index_url
+    from gpuenv.index.simple import file_sha256s, project_files
+    from gpuenv.recipes.verify import Reading, artifact_findings
+
+    kb = load_knowledge_base()
+    if framework and framework not in kb.frameworks:
+        known = ", ".join(sorted(kb.frameworks))
+        raise click.UsageError(f"unknown framework {framework!r}; known: {known}")
+    if release and not framework:
+        raise click.UsageError("--release needs --framework")
+    if index and not index.startswith(("https://", "http://", "file://")):
+        raise click.UsageError(f"--index {index!r}: expected an http(s):// or file:// URL")
+    readings: list[Reading] = []
+
+    def show(reading: Reading) -> None:
+        readings.append(reading)
+        if as_json:
+            return
+        t = reading.target
+        click.echo(f"{reading.wheel} (sha256 {reading.sha256}; row {t.framework} {t.release})")
+        for lib in reading.libraries:
+            click.echo(
+                f"  {lib.member}: sass {', '.join(lib.sass) or '-'};"
+                f" ptx {', '.join(lib.ptx) or '-'} ({lib.containers} fatbins"
+                f"{'; a bundled NVIDIA library, not counted' if lib.vendored else ''})"
+            )
+            if (lib.sass_everywhere, lib.ptx_everywhere) != (lib.sass, lib.ptx):
+                click.echo(
+                    f"    in every fatbin: sass {', '.join(lib.sass_everywhere) or '-'};"
+                    f" ptx {', '.join(lib.ptx_everywhere) or '-'}"
+                )
+        verdict = "; ".join(reading.differences()) or "matches the row"
+        click.echo(
+            f"  wheel: sass {', '.join(reading.sass) or '-'}; ptx {', '.join(reading.ptx) or '-'}: {verdict}"
+        )
+
+    url = index or default_index_url()
+    findings = artifact_findings(
+        kb, url, project_files, file_sha256s, framework, release, platform, on_reading=show
+    )
+    errors = [f for f in findings if f.level == "error"]
+    if as_json:
+        emit_result(
+            ctx,
+            ok=not errors,
+            exit_status=1,
+            readings=[r.to_json() for r in readings],
+            findings=[{"level": f.level, "where": f.where, "message": f.message} for f in findings],
+        )
+    else:
+        for finding in findings:
+            click.echo(str(finding))
+        click.echo(
+            f"{len(readings)} wheels read, {len(errors)} errors, {len(findings) - len(errors)} warnings"
+        )
+    if errors:
+        raise SystemExit(1)

@@ -55,6 +55,35 @@ def fetch_filenames(index_url: str, project: str, timeout: float = 30.0) -> list
     return sorted(project_files(index_url, project, timeout))
 
 
+_SHA256 = re.compile(r'href="([^"#]+)#sha256=([0-9a-f]{64})"', re.I)
+
+
+def file_sha256s(index_url: str, project: str, timeout: float = 30.0) -> dict[str, str]:
+    """file name -> the sha256 the index publishes for it (PEP 691 `hashes`, or a PEP 503
+    `#sha256=` fragment). Files the index gives no sha256 for are left out; a local index
+    folder without pages gives none (hash the files themselves)."""
+    name = canonicalize_name(project)
+    if not _CANONICAL.fullmatch(name):
+        raise ValueError(f"{project!r} is not a project name")
+    if index_url.startswith("file://"):
+        page = Path(unquote(urlsplit(index_url).path)) / name / "index.html"
+        text = page.read_text(encoding="utf-8") if page.is_file() else ""
+        return {unquote(h.rsplit("/", 1)[-1]): d.lower() for h, d in _SHA256.findall(text)}
+    url = f"{index_url.rstrip('/')}/{name}/"
+    response = _get(url, {"Accept": JSON_ACCEPT}, timeout)
+    if response.status_code == 404:
+        raise FileNotFoundError(f"{project} is not on {index_url}")
+    response.raise_for_status()
+    if "json" in response.headers.get("Content-Type", ""):
+        out = {}
+        for f in response.json().get("files", []):
+            digest = (f.get("hashes") or {}).get("sha256")
+            if isinstance(digest, str) and re.fullmatch(r"[0-9a-f]{64}", digest):
+                out[str(f["filename"])] = digest
+        return out
+    return {unquote(h.rsplit("/", 1)[-1]): d.lower() for h, d in _SHA256.findall(response.text)}
+
+
 def _get(url: str, headers: dict[str, str], timeout: float) -> Any:
     """A GET retried with backoff on what is usually transient: a dropped connection, a
     timeout, a 5xx. The last failure is raised (or the last 5xx returned) for the caller.

@@ -9,10 +9,12 @@ import re
 from dataclasses import dataclass
 
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+from packaging.version import InvalidVersion, Version
 
 from gpuenv.machine import MachineError, parse_compute_capability, parse_driver_version
 from gpuenv.recipes.kb import KnowledgeBase
-from gpuenv.recipes.model import Sourced
+from gpuenv.recipes.model import Framework, Sourced
 from gpuenv.versions import major_minor
 
 _PCI = re.compile(r"^[0-9a-f]{4}$")
@@ -181,6 +183,7 @@ def _check_framework(kb: KnowledgeBase, name: str) -> list[Finding]:
         out += _provenance(where, archset.provenance)
         for cc in (*archset.sass, *archset.ptx):
             out += _cc(where, cc)
+    out += _measured(fw)
     versions: set[str] = set()
     for rel in fw.releases:
         where = f"{fw.file} {name} {rel.version}"
@@ -252,6 +255,46 @@ def _check_broken(kb: KnowledgeBase, name: str) -> list[Finding]:
             out.append(Finding("error", where, f"{sorted(both)} both broken and unknown"))
         if not any(row.covers(r, b) for r in fw.releases for b in r.builds):
             out.append(Finding("error", where, "covers no recorded build"))
+    return out
+
+
+_MEASURED = re.compile(r"^(\S+\.whl) sha256=([0-9a-f]{64})$")
+
+
+def _measured(fw: Framework) -> list[Finding]:
+    """An archset read from wheels names each wheel and its sha256, is verified, and each
+    wheel is one of a release whose builds use that archset (the reading is of this row)."""
+    users: dict[str, set[Version]] = {}
+    for rel in fw.releases:
+        for build in rel.builds:
+            if build.archs:
+                for v in (rel.version, rel.related.get("jaxlib", rel.version)):
+                    users.setdefault(build.archs.name, set()).add(Version(v))
+    out: list[Finding] = []
+    for key, archset in fw.archsets.items():
+        where = f"{fw.file} archsets.{key}"
+        if archset.measured and not archset.provenance.verified:
+            out.append(Finding("error", where, "measured from wheels, yet verified = false"))
+        for text in archset.measured:
+            match = _MEASURED.match(text)
+            if not match:
+                out.append(
+                    Finding("error", where, f"measured {text!r}: not '<wheel> sha256=<hex>'")
+                )
+                continue
+            try:
+                version = parse_wheel_filename(match[1])[1]
+            except (InvalidWheelFilename, InvalidVersion):
+                out.append(Finding("error", where, f"measured {match[1]!r} is not a wheel name"))
+                continue
+            if Version(version.public) not in users.get(key, set()):
+                out.append(
+                    Finding(
+                        "error",
+                        where,
+                        f"measured {match[1]}: no release {version.public} build uses this archset",
+                    )
+                )
     return out
 
 

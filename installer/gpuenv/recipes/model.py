@@ -41,6 +41,8 @@ class ArchSet:
     sass: tuple[str, ...]
     ptx: tuple[str, ...]
     provenance: Sourced
+    # wheels whose fatbins were read and hold exactly these lists: "<wheel file> sha256=<hex>"
+    measured: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

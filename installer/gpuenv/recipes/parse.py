@@ -166,6 +166,7 @@ def _load_framework(name: str, fname: str, doc: dict[str, Any]) -> Framework:
             sass=_strs(row, "sass", where),
             ptx=_strs(row, "ptx", where),
             provenance=_sourced(row, where),
+            measured=_strs(row, "measured", where),
         )
     releases = [
         _release(name, row, archsets, _where(fname, "release", i, row))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import struct
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Optional
@@ -40,7 +40,9 @@ RangeReader = Callable[[str, int, Optional[int]], bytes]
 
 
 @dataclass(frozen=True)
-class _Entry:
+class Member:
+    """Where a member's data is: zip method, compressed and inflated size, local header."""
+
     method: int
     compressed: int
     size: int
@@ -77,7 +79,7 @@ def read_range(url: str, start: int, end: Optional[int]) -> bytes:
 
 def read_member(url: str, member: str, reader: RangeReader = read_range) -> Optional[bytes]:
     """One member of the wheel at `url`, or None when the wheel has no such member."""
-    directory = _central_directory(url, reader)
+    directory = central_directory(url, reader)
     entry = _find(directory, member)
     if entry is None:
         return None
@@ -103,7 +105,8 @@ def read_member(url: str, member: str, reader: RangeReader = read_range) -> Opti
     return data
 
 
-def _central_directory(url: str, reader: RangeReader) -> bytes:
+def central_directory(url: str, reader: RangeReader = read_range) -> bytes:
+    """The raw central directory of the zip file at `url` (bounded by MAX_DIRECTORY)."""
     tail = reader(url, -TAIL, None)
     at = tail.rfind(_EOCD)
     if at < 0 or len(tail) < at + 22:
@@ -123,8 +126,13 @@ def _central_directory(url: str, reader: RangeReader) -> bytes:
     return reader(url, offset, offset + size - 1) if size else b""
 
 
-def _find(directory: bytes, member: str) -> Optional[_Entry]:
-    wanted = member.encode()
+def _find(directory: bytes, member: str) -> Optional[Member]:
+    return next((entry for name, entry in members(directory) if name == member), None)
+
+
+def members(directory: bytes) -> Iterator[tuple[str, Member]]:
+    """(name, where its data is) of each member a central directory lists, in order. Names
+    are untrusted: callers that show or match them check them first."""
     pos = 0
     while pos + 46 <= len(directory) and directory[pos : pos + 4] == _CENTRAL:
         (method,) = struct.unpack("<H", directory[pos + 10 : pos + 12])
@@ -133,12 +141,10 @@ def _find(directory: bytes, member: str) -> Optional[_Entry]:
         (offset,) = struct.unpack("<I", directory[pos + 42 : pos + 46])
         name = directory[pos + 46 : pos + 46 + name_len]
         extra = directory[pos + 46 + name_len : pos + 46 + name_len + extra_len]
-        if name == wanted:
-            if 0xFFFFFFFF in (compressed, size, offset):
-                size, compressed, offset = _zip64_extra(extra, size, compressed, offset)
-            return _Entry(method, compressed, size, offset)
+        if 0xFFFFFFFF in (compressed, size, offset):
+            size, compressed, offset = _zip64_extra(extra, size, compressed, offset)
+        yield name.decode("utf-8", "replace"), Member(method, compressed, size, offset)
         pos += 46 + name_len + extra_len + comment_len
-    return None
 
 
 def _zip64_extra(extra: bytes, size: int, compressed: int, offset: int) -> tuple[int, int, int]:
