@@ -51,3 +51,19 @@ def test_after_the_command_as_before_it(flag: str, level: int) -> None:
         code, _, err = in_process(*args)
         assert code == 0, err
         assert output._level == level, args  # what every printer of gpuenv.output consults
+
+
+def test_every_command_says_what_it_does() -> None:
+    """`gpuenv recipes --help` listed `check` with no words (issue 21): every command has help."""
+    ctx = click.Context(cli)
+
+    def walk(command: click.Command, path: str) -> list[str]:
+        silent = [] if (command.help or "").strip() else [path]
+        if isinstance(command, click.Group):
+            for name in command.list_commands(ctx):
+                sub = command.get_command(ctx, name)
+                assert sub is not None
+                silent += walk(sub, f"{path} {name}")
+        return silent
+
+    assert walk(cli, "gpuenv") == []

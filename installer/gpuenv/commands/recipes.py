@@ -14,7 +14,8 @@ from gpuenv.recipes.check import check
 
 @click.group("recipes")
 def recipes() -> None:
-    """The knowledge base (recipes/): check it, draft rows for a new release."""
+    """The knowledge base (recipes/): check it, verify its arch lists against the wheels, draft
+    rows for a new release."""
 
 
 @recipes.command("check")
@@ -33,6 +34,7 @@ def recipes() -> None:
 def check_command(
     ctx: click.Context, online: bool, artifacts: bool, strict: bool, as_json: bool
 ) -> None:
+    """Check the knowledge base: every row sourced and consistent (--online: against the indexes)."""
     kb = load_knowledge_base()
     findings = check(kb)
     if artifacts and not online:
