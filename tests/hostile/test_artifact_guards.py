@@ -5,8 +5,9 @@ and uv is told to check every hash.
 
 A link there is refused twice (`inside` finds a link on the way; the cache's own check before
 the download): with the first in place the second cannot be told apart for a link, so the
-FIFO case is what guards it. The wheelhouse's link refusal is guarded by tests/hostile/
-test_paths.py (a wheelhouse entry that is a symlink).
+FIFO case is what guards it. The same holds for a wheelhouse entry: a link is refused by
+`inside` first, a FIFO or a folder only by the wheelhouse's own check (uv would block on the
+FIFO), which is what the last test guards.
 
 uv's own command line is captured (not run) for the last one: whether uv honours
 --require-hashes is uv's to test; that gpuenv asks for it is ours.
@@ -87,3 +88,22 @@ def test_uv_installs_only_what_matches_the_lockfiles_hashes(
     [cmd] = seen
     assert {"--require-hashes", "--no-build", "--no-deps", "--no-index"} <= set(cmd)
     assert lines == [f"demo @ {url} --hash=sha256:{SHA}"]
+
+
+@pytest.mark.parametrize("kind", ["link-inside", "fifo", "folder"])
+def test_a_wheelhouse_entry_is_read_only_as_a_regular_file(tmp_path: Path, kind: str) -> None:
+    # refused when the install sources are gathered, before uv (which blocks on a FIFO) runs
+    name = "demo-1.0-py3-none-any.whl"
+    house = tmp_path / "house"
+    house.mkdir()
+    entry = house / name
+    if kind == "link-inside":  # to the right bytes, in the wheelhouse itself
+        (house / "real.whl").write_bytes(GOOD)
+        entry.symlink_to(house / "real.whl")
+    elif kind == "fifo":
+        os.mkfifo(entry)
+    else:
+        entry.mkdir()
+    art = Artifact("pip", "demo", name, f"https://files.example/{name}", SHA, None)
+    with pytest.raises(UnsafePathError):
+        gather([art], cache=tmp_path / "cache", wheelhouse=house)
