@@ -167,3 +167,31 @@ def test_keeping_one_framework_on_the_gpu_beats_newer_releases_all_on_the_cpu(de
     plan = resolve(describe("GeForce RTX 3090", "450.80.02", "wsl"), ["tensorflow", "jax"])
     assert plan.frameworks["tensorflow"].gpu, plan.frameworks
     assert not plan.frameworks["jax"].gpu
+
+
+def test_gpu_index_plans_for_the_gpu_it_names(describe) -> None:  # type: ignore[no-untyped-def]
+    driver = "580.65.06"
+    new, old = describe("GeForce RTX 4090", driver), describe("GeForce GTX 1080 Ti", driver)
+    machine = _with_gpus(old, new)  # index 0: the 1080 Ti, index 1: the 4090
+    chosen = resolve(machine, ["tensorflow"], gpu_index=1)
+    assert chosen.gpu is not None and "4090" in str(chosen.gpu.get("name"))
+    assert chosen.constraints == resolve(new, ["tensorflow"]).constraints  # no Pascal cap
+
+
+def test_tensorflow_on_linux_runs_cuda_12_from_cuda_12s_own_linux_floor(describe) -> None:  # type: ignore[no-untyped-def]
+    # TensorFlow documents its 528.33 only for WSL2 (tensorflow.org/install/pip); on Linux the
+    # CUDA 12 floor 525.60.13 (CUDA release notes, minor-version compatibility) is what counts
+    plan = resolve(describe("GeForce RTX 3060", "525.60.13", "linux"), ["tensorflow"])
+    tf = plan.frameworks["tensorflow"]
+    assert tf.gpu and (tf.cuda or "").startswith("12.")
+
+
+def test_a_typed_gpu_name_of_200_characters_is_still_read() -> None:
+    from gpuenv.recipes import load_knowledge_base as load
+    from gpuenv.resolve.target import MAX_GPU_TEXT, TargetError, lookup_gpu
+
+    kb = load()
+    for text, too_long in (("x" * MAX_GPU_TEXT, False), ("x" * (MAX_GPU_TEXT + 1), True)):
+        with pytest.raises(TargetError) as err:
+            lookup_gpu(kb, text, typed=True)
+        assert ("longer than any NVIDIA GPU's name" in str(err.value)) is too_long
