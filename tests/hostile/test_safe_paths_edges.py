@@ -15,7 +15,14 @@ from pathlib import Path
 import pytest
 
 from gpuenv.fs import atomic_write as aw
-from gpuenv.fs.safe_paths import UnsafePathError, inside, plain_name, read_bounded
+from gpuenv.fs.safe_paths import (
+    UnsafePathError,
+    inside,
+    is_md5,
+    is_windows_device,
+    plain_name,
+    read_bounded,
+)
 
 
 def test_an_empty_name_and_a_non_string_say_which() -> None:
@@ -29,11 +36,36 @@ def test_a_long_name_is_shown_cut_at_120_characters() -> None:
     short = "a" * 118 + "/"  # 119 characters: shown whole
     with pytest.raises(UnsafePathError) as whole:
         plain_name(short, "field")
-    assert repr(short) in str(whole.value)
-    cut = "a" * 119 + "/"  # 120: shown as its first 120 characters and "..."
-    with pytest.raises(UnsafePathError) as shown:
-        plain_name(cut, "field")
-    assert repr(cut) + "..." in str(shown.value)
+    assert repr(short) in str(whole.value) and "..." not in str(whole.value)
+    for length in (120, 130):  # shown as the first 120 characters and "..."
+        name = "/" + "a" * (length - 1)
+        with pytest.raises(UnsafePathError) as shown:
+            plain_name(name, "field")
+        message = str(shown.value)
+        assert f"field {name[:120]!r}... " in message
+
+
+@pytest.mark.parametrize(
+    ("name", "device"),
+    [
+        *[("con", True), ("NUL.txt", True), ("com0", True), ("com9", True), ("lpt9", True)],
+        *[("com10", False), ("lpt10", False), ("console", False)],
+    ],
+)
+def test_windows_device_names(name: str, device: bool) -> None:
+    # Microsoft, "Naming Files, Paths, and Namespaces": CON, PRN, AUX, NUL, COM0-COM9 and
+    # LPT0-LPT9, also with an extension
+    assert is_windows_device(name) is device
+
+
+def test_md5_shape() -> None:
+    assert is_md5("c" * 32) and is_md5("0123456789abcdef" * 2)
+    assert not is_md5("c" * 31) and not is_md5("g" * 32) and not is_md5(None)
+
+
+def test_a_missing_file_says_why(tmp_path: Path) -> None:
+    with pytest.raises(UnsafePathError, match="No such file or directory"):
+        read_bounded(tmp_path / "absent", 10, "the file")
 
 
 @pytest.mark.parametrize("side", ["a-before", "z-after"])
@@ -94,6 +126,29 @@ def test_each_kind_of_non_file_is_named(tmp_path: Path) -> None:
 def test_a_block_device_is_never_replaced(tmp_path: Path) -> None:
     node = tmp_path / "blk"
     os.mknod(node, stat.S_IFBLK | 0o600, os.makedev(7, 200))
-    with pytest.raises(aw.OutputPathError, match="a device"):
+    with pytest.raises(aw.OutputPathError, match="is a device;"):
         aw.atomic_write_text(node, "x")
     assert stat.S_ISBLK(os.lstat(node).st_mode)
+
+
+def test_an_output_in_new_folders_is_written(tmp_path: Path) -> None:
+    target = tmp_path / "a" / "b" / "out.lock.yml"
+    aw.atomic_write_text(target, "x\n")
+    assert target.read_text() == "x\n"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["out.lock.yml"]
+
+
+def test_an_output_below_a_file_is_one_clear_error(tmp_path: Path) -> None:
+    (tmp_path / "file.txt").write_text("x")
+    with pytest.raises(aw.OutputWriteError, match="Not a directory"):
+        aw.atomic_write_text(tmp_path / "file.txt" / "out.yml", "x")
+
+
+def test_a_write_error_names_the_reason_in_words(tmp_path: Path) -> None:
+    def full(staged: Path) -> None:
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(aw.OutputWriteError) as err:
+        aw.atomic_write(tmp_path / "out.yml", full)
+    assert ": No space left on device; free some space" in str(err.value)
+    assert "[Errno" not in str(err.value)
