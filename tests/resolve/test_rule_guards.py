@@ -111,6 +111,18 @@ def test_with_no_driver_the_fix_is_the_higher_of_the_gpus_and_the_toolkits(descr
     assert not plan.frameworks["torch"].gpu
     for driver in _cuda13_fixes(plan):
         assert Version(driver) >= Version("580"), plan.fixes
+    # each no-driver rejection names the driver it needs and cites that toolkit's own row
+    no_driver = [r for r in plan.rejected if r.message.startswith("no NVIDIA driver found")]
+    assert no_driver
+    for r in no_driver:
+        cuda = re.search(r"CUDA (\d+\.\d+) needs driver ≥ \d+\.\d+", r.message)
+        assert cuda, r.message
+        toolkit = kb_default().toolkit(cuda.group(1))
+        assert toolkit is not None and r.source == toolkit.provenance.source
+
+
+def kb_default() -> KnowledgeBase:
+    return load_knowledge_base()
 
 
 def _with_gpus(machine: Machine, *others: Machine) -> Machine:
