@@ -164,6 +164,8 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         f"{PKG}/fs/atomic_write.py",
         'tmp = tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name[: 39]}.gpuenv-")',
     ): "only the private folder's (never shown, always removed) name changes by a character",
+    (f"{PKG}/resolve/combine.py", "while heap and visits != MAX_VISITS:"): "visits counts up"
+    " by one from 0, so `!=` and `<` stop at the same step",
     (f"{PKG}/resolve/combine.py", "while heap and visits is not MAX_VISITS:"): "the bound"
     " matters only past 200,000 visits, which no knowledge base comes near; the heap empties"
     " first",

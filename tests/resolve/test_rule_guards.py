@@ -207,3 +207,35 @@ def test_a_typed_gpu_name_of_200_characters_is_still_read() -> None:
         with pytest.raises(TargetError) as err:
             lookup_gpu(kb, text, typed=True)
         assert ("longer than any NVIDIA GPU's name" in str(err.value)) is too_long
+
+
+def test_frameworks_with_no_python_in_common_are_one_clear_refusal(describe) -> None:  # type: ignore[no-untyped-def]
+    # TensorFlow < 2.5 ends at Python 3.8, torch >= 2.9 starts at 3.10 (their wheel tags): the
+    # search runs out of combinations and says why, without running past its candidates
+    from gpuenv.resolve import ResolveError
+
+    machine = describe("GeForce RTX 3090", "580.65.06")
+    with pytest.raises(ResolveError, match="no Python version in common"):
+        resolve(machine, ["tensorflow<2.5", "torch>=2.9"])
+
+
+def test_a_framework_driver_floor_applies_on_its_own_os(tmp_path, monkeypatch, describe) -> None:  # type: ignore[no-untyped-def]
+    # today's only framework floor is TensorFlow's for WSL2; a Linux one (a row this test
+    # adds to its private copy) must apply on Linux and only there
+    monkeypatch.setenv("GPUENV_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "recipes"
+    shutil.copytree(RECIPES, root, ignore=shutil.ignore_patterns("*.md"))
+    cuda = root / "cuda.toml"
+    cuda.write_text(
+        cuda.read_text(encoding="utf-8")
+        + '\n[[framework_driver]]\nframework = "tensorflow"\nos = "linux"\ncuda_major = 12\n'
+        'min_driver = "530.30.02"\nsource = "a row made up by this test"\n',
+        encoding="utf-8",
+    )
+    kb = load_knowledge_base(root)
+    linux = resolve(describe("GeForce RTX 3060", "525.60.13", "linux"), ["tensorflow"], kb=kb)
+    tf = linux.frameworks["tensorflow"]
+    assert not (tf.gpu and (tf.cuda or "").startswith("12.")), tf
+    assert any("530.30.02" in f for f in linux.fixes), linux.fixes
+    at = resolve(describe("GeForce RTX 3060", "530.30.02", "linux"), ["tensorflow"], kb=kb)
+    assert (at.frameworks["tensorflow"].cuda or "").startswith("12.")
