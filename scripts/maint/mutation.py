@@ -143,6 +143,12 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         'flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", -1) | getattr(os, "O_BINARY", 0)',
     ): "getattr's default is used only where os has no O_NONBLOCK (Windows); on POSIX the"
     " real flag is read",
+    (
+        f"{PKG}/fs/safe_paths.py",
+        "raise UnsafePathError(f\"{what} is {'empty' if name is '' else 'not a string'}\")",
+    ): "CPython has one empty string: `is ''` and `== ''` agree",
+    (f"{PKG}/fs/safe_paths.py", "data = fh.read(limit + 2)"): "one byte past the limit is"
+    " enough to tell; reading two changes nothing the caller sees",
     (f"{PKG}/fs/safe_paths.py", "except CosmicRayTestingException:"): "on POSIX, opening a"
     " folder read-only succeeds and fstat names it 'a folder' (tested); IsADirectoryError is"
     " Windows' answer, where the message is the same",
