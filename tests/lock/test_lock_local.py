@@ -123,7 +123,10 @@ def test_unsatisfiable_lock_names_the_conflict(
     assert not (tmp_path / "x.lock.yml").exists()
 
 
-def test_unreachable_index_is_named(windows_plan: Plan, repos: LocalRepos, tmp_path: Path) -> None:
+def test_unreachable_index_is_named(
+    windows_plan: Plan, repos: LocalRepos, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("UV_HTTP_RETRIES", "0")  # a closed port: uv's retries only cost time
     dead = "http://127.0.0.1:9/simple/"
     plan = dataclasses.replace(
         windows_plan,

@@ -46,6 +46,8 @@ def build(sass: tuple[str, ...], ptx: tuple[str, ...] = ()) -> Build:
         (("8.6",), (), "8.0", None),
         (("5.0",), ("9.0",), "12.0", "ptx"),  # Blackwell JIT from compute_90
         (("5.0",), ("9.0",), "8.9", None),  # PTX for a newer arch does not JIT down
+        (("5.0",), ("8.9",), "8.9", "ptx"),  # PTX for exactly this arch JITs (CUDA guide)
+        (("7.5",), ("8.0",), "8.6", "ptx"),  # another major's SASS never runs; lower PTX does
         (("3.7", "5.0"), (), "3.5", None),  # sm_37 does not run on 3.5
         (("3.5",), (), "3.7", "sass"),
         (

@@ -54,8 +54,10 @@ def test_cuda_12_floor_runs_through_minor_version_compatibility(describe, kb) ->
 def test_cuda_13_needs_the_580_floor(describe, kb) -> None:
     below = resolve(describe("GeForce RTX 4090", "575.64.05", "linux"), ["torch"], kb=kb)
     assert cuda_major(below, "torch") == 12
+    assert any("580" in f for f in below.fixes), below.fixes  # the driver that lifts it
+    # CUDA 13.0 release notes: R580 is CUDA 13's minimum driver; at it, the CUDA 13 build wins
     above = resolve(describe("GeForce RTX 4090", "580.95.05", "linux"), ["torch"], kb=kb)
-    assert cuda_major(above, "torch") >= 12
+    assert cuda_major(above, "torch") == 13
 
 
 def test_blackwell_needs_cuda_12_8_or_newer(describe, kb) -> None:
@@ -86,8 +88,8 @@ def test_macos_has_no_cuda(kb, describe) -> None:
 
 def test_open_cudnn_ranges_are_capped_for_pascal(describe, kb) -> None:
     plan = resolve(describe("GeForce GTX 1080 Ti", "580.95.05", "linux"), ["jax"], kb=kb)
-    if plan.frameworks["jax"].gpu:
-        assert any(c.startswith("nvidia-cudnn-cu12<9.11") for c in plan.constraints)
+    assert plan.frameworks["jax"].gpu  # else the cap below would not be asked for
+    assert any(c.startswith("nvidia-cudnn-cu12<9.11") for c in plan.constraints)
 
 
 def test_turing_needs_no_cudnn_cap(describe, kb) -> None:

@@ -1,0 +1,416 @@
+"""Mutation testing of gpuenv's safety and resolution core, area by area, in bounded time.
+
+    python scripts/maint/mutation.py                    every area, the default budget each
+    python scripts/maint/mutation.py fs resolve         those areas
+    python scripts/maint/mutation.py --quick            a small sample of one area (< 60 s, CI)
+    python scripts/maint/mutation.py fs --budget 900 --report-dir benchmarks/mutation
+
+Each area names the modules it mutates and the tests that guard them (its own subset: a
+mutant of resolve/ is not run against the install tests). cosmic-ray (the `test` extra) makes
+the mutants; each runs its area's tests with `pytest -x` in a copy of the working tree (the
+checkout is never touched, so a killed run leaves nothing mutated). The run is serial (one
+pytest at a time: this machine's 2 cores are shared); an area stops at its time budget and the
+report says how many of its mutants ran. Operators that mostly make noise (bit operators,
+variable insertion, decorator removal) are left out, and a sample is drawn when an area has
+more mutants than its budget allows, with a fixed seed so two runs compare.
+
+The report (markdown) gives each area's kill rate and every survivor with its diff and the
+reason it survives: the reasons for survivors judged equivalent live in EQUIVALENT below, keyed
+by module and the mutated line's text, so a survivor without one is a missing test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime as dt
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+PKG = "installer/gpuenv"
+
+
+@dataclass(frozen=True)
+class Area:
+    modules: tuple[str, ...]
+    tests: tuple[str, ...]
+    budget_s: int = 600
+
+
+AREAS: dict[str, Area] = {
+    "fs": Area(
+        (f"{PKG}/fs/safe_paths.py", f"{PKG}/fs/atomic_write.py"),
+        (
+            "tests/hostile/test_safe_paths_edges.py",
+            "tests/hostile/test_write_races.py",
+            "tests/hostile/test_outputs.py",
+            "tests/hostile/test_paths.py",
+        ),
+    ),
+    "lock-readers": Area(
+        (f"{PKG}/lock/conda_lock/read.py", f"{PKG}/lock/pylock/read.py"),
+        (
+            "tests/hostile/test_lockfile_reading.py",
+            "tests/hostile/test_fuzz_lockfile.py",
+            "tests/lock/test_read_agrees.py",
+            "tests/lock/test_pylock.py",
+        ),
+    ),
+    "envs": Area(
+        (f"{PKG}/envs/store.py", f"{PKG}/envs/fs.py", f"{PKG}/envs/transaction.py"),
+        (
+            "tests/envs/test_store_guards.py",
+            "tests/envs/test_store_removal.py",
+            "tests/envs/test_store_corrupt.py",
+            "tests/envs/test_store_faults.py",
+        ),
+    ),
+    "resolve": Area(
+        (
+            f"{PKG}/resolve/rules.py",
+            f"{PKG}/resolve/combine.py",
+            f"{PKG}/resolve/target.py",
+        ),
+        (
+            "tests/resolve/test_rule_guards.py",
+            "tests/resolve/test_machines.py",
+            "tests/resolve/test_driver_branches.py",
+            "tests/resolve/test_arch_rules.py",
+            "tests/resolve/test_torch_builds.py",
+            "tests/resolve/test_tf_jax_data.py",
+            "tests/resolve/test_wsl_advice.py",
+            "tests/resolve/test_gpu_names.py",
+            "tests/resolve/test_typed_gpu_names.py",
+            "tests/resolve/test_explain_sources.py",
+        ),
+    ),
+    "archs": Area(
+        (f"{PKG}/recipes/archs.py",),
+        ("tests/resolve/test_arch_rules.py", "tests/verify/test_judge.py"),
+        budget_s=300,
+    ),
+    "cache": Area(
+        (f"{PKG}/cache.py",),
+        ("tests/test_cache.py", "tests/test_small_guards.py"),
+        budget_s=300,
+    ),
+}
+
+# The quick sample: the mutants of one small area against a fast test subset.
+QUICK = (
+    "fs",
+    Area(
+        (f"{PKG}/fs/atomic_write.py",),
+        ("tests/hostile/test_write_races.py", "tests/hostile/test_outputs.py"),
+        budget_s=50,
+    ),
+)
+QUICK_SAMPLE = 4
+
+# Operators kept: each is a plausible slip (a flipped comparison, a dropped `not`, a wrong
+# boolean, a skipped loop, an off-by-one constant, an exception not caught).
+KEEP_PREFIXES = (
+    "core/ReplaceComparisonOperator",
+    "core/AddNot",
+    "core/ReplaceAndWithOr",
+    "core/ReplaceOrWithAnd",
+    "core/ReplaceTrueWithFalse",
+    "core/ReplaceFalseWithTrue",
+    "core/ZeroIterationForLoop",
+    "core/ReplaceBreakWithContinue",
+    "core/ReplaceContinueWithBreak",
+    "core/NumberReplacer",
+    "core/ExceptionReplacer",
+    "core/ReplaceBinaryOperator_Add_Sub",
+    "core/ReplaceBinaryOperator_Sub_Add",
+    "core/ReplaceUnaryOperator_Delete_Not",
+)
+
+# Survivors judged equivalent (no behaviour on the platforms gpuenv's tests run on can tell
+# them apart), by module and the mutated line as the mutant has it; the reason goes into the
+# report. Anything else that survives is a missing test.
+EQUIVALENT: dict[tuple[str, str], str] = {
+    (
+        f"{PKG}/fs/safe_paths.py",
+        'flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", -1) | getattr(os, "O_BINARY", 0)',
+    ): "getattr's default is used only where os has no O_NONBLOCK (Windows); on POSIX the"
+    " real flag is read",
+    (
+        f"{PKG}/fs/safe_paths.py",
+        "raise UnsafePathError(f\"{what} is {'empty' if name is '' else 'not a string'}\")",
+    ): "CPython has one empty string: `is ''` and `== ''` agree",
+    (f"{PKG}/fs/safe_paths.py", "data = fh.read(limit + 2)"): "one byte past the limit is"
+    " enough to tell; reading two changes nothing the caller sees",
+    (f"{PKG}/fs/safe_paths.py", "except CosmicRayTestingException:"): "on POSIX, opening a"
+    " folder read-only succeeds and fstat names it 'a folder' (tested); IsADirectoryError is"
+    " Windows' answer, where the message is the same",
+    (
+        f"{PKG}/fs/safe_paths.py",
+        'flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 1) | getattr(os, "O_BINARY", 0)',
+    ): "getattr's default is used only where os has no O_NONBLOCK (Windows)",
+    (f"{PKG}/fs/safe_paths.py", "if not stat.S_ISSOCK(mode):"): "on Linux, open() of a socket"
+    " fails (ENXIO) before fstat, so _kind never sees one; the message would change only on"
+    " a system that opens sockets",
+    (f"{PKG}/fs/atomic_write.py", "shutil.rmtree(tmp, ignore_errors=False)"): "the private"
+    " folder is gpuenv's own (mkdtemp, a random name) and empty or holding the staged file"
+    " when it is removed: rmtree does not fail there",
+    (
+        f"{PKG}/fs/atomic_write.py",
+        'tmp = tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name[: 41]}.gpuenv-")',
+    ): "only the private folder's (never shown, always removed) name changes by a character",
+    (
+        f"{PKG}/fs/atomic_write.py",
+        'tmp = tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name[: 39]}.gpuenv-")',
+    ): "only the private folder's (never shown, always removed) name changes by a character",
+    (f"{PKG}/resolve/combine.py", "while heap and visits != MAX_VISITS:"): "visits counts up"
+    " by one from 0, so `!=` and `<` stop at the same step",
+    (f"{PKG}/resolve/combine.py", "while heap and visits is not MAX_VISITS:"): "the bound"
+    " matters only past 200,000 visits, which no knowledge base comes near; the heap empties"
+    " first",
+    (
+        f"{PKG}/resolve/combine.py",
+        "on_cpu = sum(1 for i in range(n) if idx[i] >= gpu_counts[i] and gpu_counts[i] >= 0)",
+    ): "adds the same constant (the frameworks with no GPU candidate at all) to every key:"
+    " the search order is unchanged",
+}
+
+
+@dataclass
+class Outcome:
+    area: str
+    total: int = 0  # mutants of the kept operators
+    sampled: int = 0
+    killed: int = 0
+    survived: list[tuple[str, str, str]] = field(default_factory=list)  # module, line, diff
+    incompetent: int = 0  # the mutant could not even be imported, or timed out
+    not_run: int = 0
+    seconds: float = 0.0
+    baseline_failed: str = ""
+
+
+def copy_tree(dest: Path) -> None:
+    """The working tree as git sees it (tracked and untracked, not ignored) under `dest`."""
+    files = subprocess.run(
+        ["git", "ls-files", "-co", "--exclude-standard", "-z"],
+        cwd=REPO,
+        capture_output=True,
+        check=True,
+    ).stdout.split(b"\0")
+    for raw in files:
+        if not raw:
+            continue
+        rel = raw.decode()
+        src = REPO / rel
+        if not src.is_file():
+            continue
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(src, target)
+
+
+def _env(work: Path) -> dict[str, str]:
+    env = dict(os.environ)
+    # the copy's package first: the editable install points at the checkout
+    env["PYTHONPATH"] = os.pathsep.join([str(work / "installer"), env.get("PYTHONPATH", "")])
+    env["GPUENV_CACHE_DIR"] = str(work / ".mutation-cache")
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def _config(area: Area, work: Path, timeout: float) -> Path:
+    tests = " ".join(area.tests)
+    text = (
+        "[cosmic-ray]\n"
+        f"module-path = {list(area.modules)!r}\n"
+        f"timeout = {timeout}\n"
+        "excluded-modules = []\n"
+        f'test-command = "{sys.executable} -m pytest -x -q -p no:cacheprovider {tests}"\n'
+        "[cosmic-ray.distributor]\n"
+        'name = "local"\n'
+    ).replace("'", '"')
+    path = work / "cosmic-ray.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _line(work: Path, module: str, line: int) -> str:
+    try:
+        return (work / module).read_text(encoding="utf-8").splitlines()[line - 1].strip()
+    except (OSError, IndexError):
+        return ""
+
+
+def run_area(name: str, area: Area, *, budget: float, sample: int | None, seed: int) -> Outcome:
+    from cosmic_ray.work_db import WorkDB, use_db
+    from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkResult
+
+    out = Outcome(name)
+    start = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="gpuenv-mutation-") as tmp:
+        work = Path(tmp)
+        copy_tree(work)
+        env = _env(work)
+        base_cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
+        t0 = time.monotonic()
+        base = subprocess.run(
+            [*base_cmd, *area.tests], cwd=work, env=env, capture_output=True, text=True
+        )
+        base_s = time.monotonic() - t0
+        if base.returncode != 0:
+            out.baseline_failed = base.stdout[-2000:]
+            return out
+        config = _config(area, work, timeout=max(30.0, 4 * base_s))
+        session = work / "session.sqlite"
+        cr = [sys.executable, "-m", "cosmic_ray.cli"]
+        subprocess.run([*cr, "init", str(config), str(session)], cwd=work, env=env, check=True)
+        with use_db(str(session), WorkDB.Mode.open) as db:
+            items = list(db.work_items)
+            kept = [w for w in items if w.mutations[0].operator_name.startswith(KEEP_PREFIXES)]
+            out.total = len(kept)
+            # twice what the budget allows at the baseline's pace: killed mutants stop at their
+            # first failure (-x); those the budget leaves over are reported as not run
+            affordable = max(1, int(2 * (budget - base_s) / max(base_s, 1.0)))
+            n = min(len(kept), sample if sample is not None else affordable)
+            chosen = {w.job_id for w in random.Random(seed).sample(kept, n)}
+            out.sampled = n
+            skip = WorkResult(worker_outcome=WorkerOutcome.SKIPPED)
+            for w in items:
+                if w.job_id not in chosen:
+                    db.set_result(w.job_id, skip)
+        left = max(1.0, budget - (time.monotonic() - start))
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            subprocess.run(
+                [*cr, "exec", str(config), str(session)],
+                cwd=work,
+                env=env,
+                timeout=left,
+                capture_output=True,
+            )
+        with use_db(str(session), WorkDB.Mode.open) as db:
+            results = dict(db.results)
+            for w in db.work_items:
+                if w.job_id not in chosen:
+                    continue
+                result = results.get(w.job_id)
+                if result is None or result.worker_outcome == WorkerOutcome.SKIPPED:
+                    out.not_run += 1
+                elif result.test_outcome == TestOutcome.SURVIVED:
+                    m = w.mutations[0]
+                    module = str(m.module_path)
+                    text = _line(work, module, m.start_pos[0])
+                    where = f"{module}:{m.start_pos[0]} ({m.operator_name})"
+                    out.survived.append((where, text, result.diff or ""))
+                elif result.test_outcome == TestOutcome.KILLED:
+                    out.killed += 1
+                else:
+                    out.incompetent += 1
+    out.seconds = time.monotonic() - start
+    return out
+
+
+def report(outcomes: list[Outcome], quick: bool, area: Area | None = None) -> str:
+    title = f"# Mutation testing: {outcomes[0].area}" if area else "# Mutation testing report"
+    lines = [title, ""]
+    if area is not None:
+        lines += [
+            "Modules: " + ", ".join(f"`{m}`" for m in area.modules) + ".",
+            "Tests: " + ", ".join(f"`{t}`" for t in area.tests) + ".",
+            "",
+        ]
+    lines += [
+        f"Made by `python scripts/maint/mutation.py{' --quick' if quick else ''}` on"
+        f" {dt.date.today().isoformat()} (cosmic-ray, the operators in KEEP_PREFIXES; each"
+        " mutant against its area's own tests, `pytest -x`). Kill rate = killed / (killed +"
+        " survived); incompetent mutants (an import error or a time-out) count as neither.",
+        "",
+        "| area | mutants | run | killed | survived | equivalent | incompetent | not run |"
+        " kill rate | kill rate (non-equivalent) | seconds |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for o in outcomes:
+        if o.baseline_failed:
+            lines.append(f"| {o.area} | baseline tests fail | | | | | | | | | |")
+            continue
+        equiv = sum(1 for where, _, diff in o.survived if _reason(where, diff))
+        judged = o.killed + len(o.survived)
+        rate = f"{100 * o.killed / judged:.1f}%" if judged else "-"
+        real = o.killed + len(o.survived) - equiv
+        rate_real = f"{100 * o.killed / real:.1f}%" if real else "-"
+        ran = o.sampled - o.not_run
+        lines.append(
+            f"| {o.area} | {o.total} | {ran} | {o.killed} | {len(o.survived)} | {equiv} |"
+            f" {o.incompetent} | {o.not_run} | {rate} | {rate_real} | {o.seconds:.0f} |"
+        )
+    for o in outcomes:
+        if o.baseline_failed:
+            lines += ["", f"## {o.area}: the baseline tests fail", "", "```", o.baseline_failed]
+            lines += ["```"]
+            continue
+        if not o.survived:
+            continue
+        lines += ["", f"## Survivors in {o.area}", ""]
+        for where, text, diff in o.survived:
+            reason = _reason(where, diff) or "no test tells it apart: a missing test"
+            lines += [f"- `{where}`: `{text}`", f"  - why: {reason}"]
+            body = [d for d in diff.splitlines() if d.startswith(("+", "-"))]
+            body = [d for d in body if not d.startswith(("+++", "---"))]
+            if body:
+                lines += ["  ```diff", *("  " + d for d in body[:6]), "  ```"]
+    return "\n".join(lines) + "\n"
+
+
+def _reason(where: str, diff: str) -> str:
+    module = where.split(":", 1)[0]
+    after = [d[1:].strip() for d in diff.splitlines() if d.startswith("+") and d[:3] != "+++"]
+    return EQUIVALENT.get((module, after[0] if after else ""), "")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("areas", nargs="*", help=f"areas to run: {', '.join(AREAS)} (default all)")
+    parser.add_argument("--quick", action="store_true", help="a small sample for CI (< 60 s)")
+    parser.add_argument("--budget", type=int, help="seconds per area (default: each area's)")
+    parser.add_argument("--sample", type=int, help="at most this many mutants per area")
+    parser.add_argument("--seed", type=int, default=20)
+    parser.add_argument(
+        "--report-dir",
+        type=Path,
+        help="write one markdown report per area here (<dir>/<area>.md), e.g. benchmarks/mutation",
+    )
+    args = parser.parse_args(argv)
+    unknown = [a for a in args.areas if a not in AREAS]
+    if unknown:
+        parser.error(f"unknown area(s) {', '.join(unknown)}; known: {', '.join(AREAS)}")
+    if args.quick:
+        chosen = [QUICK]
+        sample: int | None = QUICK_SAMPLE
+    else:
+        chosen = [(a, AREAS[a]) for a in (args.areas or AREAS)]
+        sample = args.sample
+    outcomes = []
+    for name, area in chosen:
+        budget = args.budget or area.budget_s
+        print(f"mutation: {name} ({budget}s budget)", file=sys.stderr, flush=True)
+        outcome = run_area(name, area, budget=budget, sample=sample, seed=args.seed)
+        outcomes.append(outcome)
+        if args.report_dir:  # each area's report as soon as it is done
+            args.report_dir.mkdir(parents=True, exist_ok=True)
+            text = report([outcome], args.quick, area)
+            (args.report_dir / f"{name}.md").write_text(text, encoding="utf-8")
+    print(report(outcomes, args.quick))
+    failed = any(o.baseline_failed for o in outcomes)
+    if args.quick:  # CI: the tooling works and the sample ran; survivors are for the report
+        failed = failed or not any(o.killed for o in outcomes)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
