@@ -1,4 +1,8 @@
-"""`gpuenv lock`: resolve (or read a plan), then lock it for the target into a lockfile."""
+"""`gpuenv lock`: resolve (or read a plan), then lock it for the target into a lockfile.
+
+Long because the early-uv session (start uv while the index probe runs) and the lab loop (one
+lock per class, --check's causes) still live here beside the option parsing: moving them to
+gpuenv.lock.session, where setup and lab can share them, is the part of issue 17 not yet done."""
 
 from __future__ import annotations
 

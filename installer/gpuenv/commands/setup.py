@@ -1,5 +1,9 @@
 """`gpuenv setup`: one command from a bare machine to a verified GPU (or CPU) environment, and
-`gpuenv add`: extra packages into an environment setup made, kept across rebuilds."""
+`gpuenv add`: extra packages into an environment setup made, kept across rebuilds.
+
+Long because setup's workflow (plan, lock, install, verify, record) still lives here beside
+its options: moving it to a typed, click-free gpuenv.setup package is the part of issue 17 not
+yet done."""
 
 from __future__ import annotations
 

@@ -1,6 +1,10 @@
 """The knowledge base's TOML files, parsed row by row into records: strict about structure (a
 missing or mistyped field is an error naming the file and row), so every later stage can trust
-the records' types. Deeper consistency checks live in `gpuenv.recipes.check`."""
+the records' types. Deeper consistency checks live in `gpuenv.recipes.check`.
+
+Long because it holds one parser per kind of table (GPUs, generations, toolkits, cuDNN, CUDA
+majors, frameworks' releases, builds, archsets, broken rows), sharing the field readers at its
+top; each parser is short, and splitting them apart would scatter those readers."""
 
 from __future__ import annotations
 
