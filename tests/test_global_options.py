@@ -67,3 +67,22 @@ def test_every_command_says_what_it_does() -> None:
         return silent
 
     assert walk(cli, "gpuenv") == []
+
+
+def test_the_readme_names_every_command_without_json() -> None:
+    """The README says which commands lack --json (issue 21: it said every command had it)."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    without = []
+    for path in LEAVES:
+        code, out, err = in_process(*path, "--help")
+        assert code == 0, err
+        if "--json" not in out:
+            without.append(" ".join(path))
+    assert without, "some commands have no --json (run, activate)"
+    line = next(ln for ln in readme.splitlines() if "`--json` on every command but" in ln)
+    assert sorted(without) == sorted(
+        part.strip("`")
+        for part in line.split("but ")[1].split(" prints")[0].replace(" and ", ", ").split(", ")
+    )
