@@ -73,9 +73,9 @@ TAG_TEXT = (
 
 
 # What gpuenv writes here (artifacts: checked copies of file:// conda packages; rattler:
-# py-rattler's package cache; recipes: the parsed knowledge base); a folder holding only these
-# is gpuenv's even without the tag.
-KNOWN_KINDS = frozenset({"artifacts", "rattler", "recipes", TAG_NAME})
+# py-rattler's package cache; recipes: the parsed knowledge base; index-probe: what an index
+# said it has). `cache clean` removes these and nothing else.
+KNOWN_KINDS = frozenset({"artifacts", "rattler", "recipes", "index-probe"})
 
 
 class CacheError(Exception):
@@ -88,6 +88,19 @@ def tag_cache(folder: Path) -> None:
         with contextlib.suppress(OSError):
             folder.mkdir(parents=True, exist_ok=True)
             tag.write_text(TAG_TEXT, encoding="ascii")
+
+
+def has_own_tag(folder: Path) -> bool:
+    """Whether `folder` carries gpuenv's own tag: a regular file (not a link) with gpuenv's
+    text. Other tools tag their caches with the same name (uv does): those are not gpuenv's."""
+    from gpuenv.fs.safe_paths import UnsafePathError, read_bounded
+
+    try:
+        return read_bounded(folder / TAG_NAME, 4096, TAG_NAME, follow_links=False) == (
+            TAG_TEXT.encode("ascii")
+        )
+    except UnsafePathError:
+        return False
 
 
 def cache_usage() -> dict[str, int]:
@@ -103,23 +116,33 @@ def cache_usage() -> dict[str, int]:
 
 
 def clean_cache(dry_run: bool = False) -> int:
-    """Remove everything in the cache but its tag; the bytes freed."""
+    """Remove what gpuenv wrote in its cache (KNOWN_KINDS), nothing else; the bytes freed.
+
+    The folder must carry gpuenv's own tag, or hold nothing but gpuenv's kinds: another tool's
+    tagged cache (uv's) or a folder someone named in GPUENV_CACHE_DIR by mistake is left whole.
+    """
     root = cache_dir()
     if not root.exists():
         return 0
     if root.is_symlink() or not root.is_dir():
         raise CacheError(f"{root} is not a folder; set {CACHE_ENV} to gpuenv's cache folder")
-    if not (root / TAG_NAME).is_file() and not {e.name for e in root.iterdir()} <= KNOWN_KINDS:
+    names = {e.name for e in root.iterdir()}
+    if not has_own_tag(root) and (TAG_NAME in names or not names <= KNOWN_KINDS):
+        whose = (
+            f"its {TAG_NAME} is not gpuenv's (another tool's cache?)"
+            if TAG_NAME in names
+            else f"it has no {TAG_NAME}"
+        )
         raise CacheError(
-            f"{root} has no {TAG_NAME}, so it may not be gpuenv's cache: nothing was removed."
+            f"{root}: {whose}, so it may not be gpuenv's cache: nothing was removed."
             f" Check {CACHE_ENV}; delete the folder by hand if it really is the cache."
         )
     import shutil
 
     freed = 0
     for entry in root.iterdir():
-        if entry.name == TAG_NAME:
-            continue
+        if entry.name not in KNOWN_KINDS:
+            continue  # not gpuenv's to remove, even in its own folder
         freed += _size(entry)
         if dry_run:
             continue

@@ -128,9 +128,9 @@ def test_cache_dir_size_and_clean(lab_env: Path) -> None:
     outside.mkdir(exist_ok=True)
     (outside / "data.txt").write_text("mine")
     tag_cache(root)  # a venv install writes nothing here: uv's cache holds its wheels
-    (root / "link-out").symlink_to(outside)
+    (root / "artifacts").symlink_to(outside)  # a kind gpuenv writes, planted as a link
     dry = gpuenv("cache", "clean", "--dry-run")
-    assert dry.returncode == 0 and "would free" in dry.stdout and (root / "link-out").is_symlink()
+    assert dry.returncode == 0 and "would free" in dry.stdout and (root / "artifacts").is_symlink()
     cleaned = gpuenv("cache", "clean")
     assert cleaned.returncode == 0, cleaned.stderr
     assert [p.name for p in root.iterdir()] in ([], [TAG_NAME])

@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Optional, Union
 
-from gpuenv.cache import cache_dir
+from gpuenv.cache import cache_dir, tag_cache
 
 PROBE_TTL = 600.0  # seconds
 GONE_TTL = 60.0  # seconds: a host name that did not exist
@@ -113,6 +113,7 @@ def _write(index: str, project: str, now: float, **answer: object) -> None:
     tmp: Optional[str] = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        tag_cache(path.parent.parent)  # the first write: `cache clean` knows the folder
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(record, fh)
