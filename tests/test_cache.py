@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import pickle
 from pathlib import Path
 
@@ -123,3 +124,122 @@ def test_clean_removes_only_gpuenvs_kinds_from_its_own_folder(
     assert cache.clean_cache() >= 30
     assert sorted(p.name for p in root.iterdir()) == [cache.TAG_NAME, "notes.txt", "uv"]
     assert (root / "uv" / "wheel.whl").read_bytes() == b"keep"
+
+
+# The knowledge-base cache is a pickle, and loading a pickle runs code: it is read only from a
+# private regular file in a private folder. Hostile round three: anyone who could write a shared
+# GPUENV_CACHE_DIR ran code as the user, and a FIFO there hung every command.
+class _Canary:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        return (exec, (f"open({str(self.path)!r}, 'w').close()",))
+
+
+def _plant(root: Path, canary: Path, mode: int = 0o600, folder_mode: int = 0o700) -> Path:
+    folder = root / "recipes"
+    folder.mkdir(parents=True, exist_ok=True)
+    entry = folder / "k.pickle"
+    entry.write_bytes(pickle.dumps(_Canary(canary)))
+    entry.chmod(mode)
+    folder.chmod(folder_mode)
+    return entry
+
+
+def test_a_private_pickle_is_loaded(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # the control for the cases below: the same pickle, private, does run when loaded
+    monkeypatch.setenv(cache.CACHE_ENV, str(tmp_path / "c"))
+    _plant(tmp_path / "c", tmp_path / "canary")
+    cache.read_pickle("recipes", "k")
+    assert (tmp_path / "canary").exists()
+
+
+@pytest.mark.parametrize(
+    ("mode", "folder_mode"), [(0o660, 0o700), (0o602, 0o700), (0o600, 0o770), (0o600, 0o703)]
+)
+def test_a_pickle_others_can_write_is_never_loaded(
+    mode: int, folder_mode: int, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv(cache.CACHE_ENV, str(tmp_path / "c"))
+    _plant(tmp_path / "c", tmp_path / "canary", mode, folder_mode)
+    assert cache.read_pickle("recipes", "k") is None
+    assert not (tmp_path / "canary").exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs chown")
+def test_a_pickle_another_user_owns_is_never_loaded(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv(cache.CACHE_ENV, str(tmp_path / "c"))
+    entry = _plant(tmp_path / "c", tmp_path / "canary")
+    os.chown(entry, 65534, 65534)
+    assert cache.read_pickle("recipes", "k") is None
+    os.chown(entry, 0, 0)
+    os.chown(entry.parent, 65534, 65534)
+    assert cache.read_pickle("recipes", "k") is None
+    assert not (tmp_path / "canary").exists()
+
+
+@pytest.mark.parametrize("linked", ["file", "folder"])
+def test_a_linked_pickle_is_never_loaded(
+    linked: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    entry = _plant(tmp_path / "elsewhere", tmp_path / "canary")  # private, but not in the cache
+    root = tmp_path / "c"
+    if linked == "file":
+        (root / "recipes").mkdir(parents=True, mode=0o700)
+        (root / "recipes" / "k.pickle").symlink_to(entry)
+    else:
+        root.mkdir()
+        (root / "recipes").symlink_to(entry.parent)
+    monkeypatch.setenv(cache.CACHE_ENV, str(root))
+    assert cache.read_pickle("recipes", "k") is None
+    assert not (tmp_path / "canary").exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX FIFOs")
+def test_a_fifo_or_a_huge_file_at_the_cache_path_is_skipped(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from gpuenv.recipes import kb_cache
+
+    folder = tmp_path / "c" / "recipes"
+    folder.mkdir(parents=True, mode=0o700)
+    os.mkfifo(folder / f"{kb_cache._STAMPS}.pickle", 0o600)  # what every command reads first
+    with (folder / "big.pickle").open("wb") as fh:
+        fh.truncate(cache.MAX_PICKLE_BYTES + 1)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from gpuenv import cache; from gpuenv.recipes import load_knowledge_base;"
+            "print(cache.read_pickle('recipes', 'big')); load_knowledge_base(); print('loaded')",
+        ],
+        env={**os.environ, cache.CACHE_ENV: str(tmp_path / "c")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["None", "loaded"]
+
+
+def test_a_group_writable_umask_still_gives_a_usable_cache(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv(cache.CACHE_ENV, str(tmp_path / "c"))
+    # a folder an earlier gpuenv made under umask 002 (Debian's and Ubuntu's default for users
+    # with their own group): the next write makes it private, so the cache works again
+    (tmp_path / "c" / "recipes").mkdir(parents=True)
+    (tmp_path / "c" / "recipes").chmod(0o775)
+    old = os.umask(0o002)
+    try:
+        cache.write_pickle("recipes", "k", {"kb": 1})
+        cache.write_pickle("fresh", "k", {"kb": 2})
+    finally:
+        os.umask(old)
+    assert cache.read_pickle("recipes", "k") == {"kb": 1}
+    assert cache.read_pickle("fresh", "k") == {"kb": 2}

@@ -33,18 +33,50 @@ def cache_dir(platform: str = sys.platform) -> Path:
     return Path(user_cache_dir("gpuenv", appauthor=False))
 
 
+# The parsed knowledge base is about 1 MB; a file far larger is not one gpuenv wrote.
+MAX_PICKLE_BYTES = 64 << 20
+
+
 def read_pickle(kind: str, key: str) -> Optional[Any]:
-    """The cached value: the packaged copy if the wheel has it, else the user's cache's."""
-    for folder in (PACKAGED / kind, cache_dir() / kind):
-        path = folder / f"{key}.pickle"
-        try:
-            with path.open("rb") as fh:
-                return pickle.load(fh)
-        except OSError:
-            continue  # absent
-        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError):
-            continue  # written by another gpuenv version: the next place, or rebuild it
-    return None
+    """The cached value: the packaged copy if the wheel has it, else the user's cache's.
+
+    A pickle runs code when loaded, so the user's copy is read only when it and its folder
+    belong to the user and nobody else can write them, and only from a regular file (never a
+    link, a FIFO or a device: fs.private_read). Otherwise it is ignored and the caller rebuilds.
+    """
+    name = f"{key}.pickle"
+    packaged = PACKAGED / kind / name
+    try:
+        # part of gpuenv's own installed files: whoever can write it can write gpuenv's code
+        with packaged.open("rb") as fh:
+            return pickle.load(fh)
+    except OSError:
+        pass  # absent
+    except _STALE_PICKLE:
+        pass  # written by another gpuenv version: the user's cache, or rebuild it
+    from gpuenv.fs.private_read import ABSENT, read_private
+
+    raw, why = read_private(cache_dir() / kind, name, MAX_PICKLE_BYTES)
+    if raw is None:
+        if why != ABSENT:
+            from gpuenv.output import debug
+
+            debug(f"cache entry not used: {why}")
+        return None
+    try:
+        return pickle.loads(raw)
+    except _STALE_PICKLE:
+        return None
+
+
+_STALE_PICKLE = (
+    pickle.UnpicklingError,
+    EOFError,
+    AttributeError,
+    ImportError,
+    TypeError,
+    ValueError,
+)
 
 
 def write_pickle(kind: str, key: str, value: Any) -> None:
@@ -52,14 +84,31 @@ def write_pickle(kind: str, key: str, value: Any) -> None:
 
     folder = cache_dir() / kind
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        _keep_private(folder)
         tag_cache(folder.parent)
-        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")  # mode 0600, owned by the user
         with os.fdopen(fd, "wb") as fh:
             pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, folder / f"{key}.pickle")
     except OSError:
         pass  # a read-only home must not stop resolve; it is only slower
+
+
+def _keep_private(folder: Path) -> None:
+    """Drop group and other write from gpuenv's own pickle folder (one made before this rule,
+    under a umask of 002, is group-writable, and read_pickle would never trust it); a link or
+    another user's folder is left alone (and never read)."""
+    import stat
+
+    info = os.lstat(folder)
+    if (
+        sys.platform != "win32"
+        and stat.S_ISDIR(info.st_mode)
+        and info.st_uid == os.geteuid()
+        and info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    ):
+        os.chmod(folder, stat.S_IMODE(info.st_mode) & ~(stat.S_IWGRP | stat.S_IWOTH))
 
 
 # The Cache Directory Tagging Specification's tag: backup tools skip the folder, and `cache clean`
