@@ -80,19 +80,31 @@ _STALE_PICKLE = (
 
 
 def write_pickle(kind: str, key: str, value: Any) -> None:
-    import tempfile  # not on the read path, which every resolve takes
+    from gpuenv.fs.atomic_write import OutputPathError, atomic_write_bytes
 
-    folder = cache_dir() / kind
     try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        folder = kind_dir(kind)
         _keep_private(folder)
-        tag_cache(folder.parent)
-        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")  # mode 0600, owned by the user
-        with os.fdopen(fd, "wb") as fh:
-            pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, folder / f"{key}.pickle")
-    except OSError:
-        pass  # a read-only home must not stop resolve; it is only slower
+        data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        atomic_write_bytes(folder / f"{key}.pickle", data, root=cache_dir(), mode=0o600)
+    except (OSError, CacheError, OutputPathError):
+        pass  # a read-only home (or a planted link) must not stop resolve; it is only slower
+
+
+def kind_dir(kind: str) -> Path:
+    """gpuenv's folder for one kind of cached data, made private if new, and the cache tagged.
+    A link there (planted, or a folder someone redirected) is refused: gpuenv's files would be
+    written into wherever it points."""
+    root = cache_dir()
+    folder = root / kind
+    if os.path.islink(folder):
+        raise CacheError(
+            f"{folder} is a symbolic link (to {os.readlink(folder)}); gpuenv does not write its"
+            " cache through a link: remove it (`gpuenv cache clean` does)"
+        )
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    tag_cache(root)
+    return folder
 
 
 def _keep_private(folder: Path) -> None:
@@ -132,11 +144,12 @@ class CacheError(Exception):
 
 
 def tag_cache(folder: Path) -> None:
+    from gpuenv.fs.atomic_write import OutputPathError, atomic_write_text
+
     tag = folder / TAG_NAME
-    if not tag.exists():
-        with contextlib.suppress(OSError):
-            folder.mkdir(parents=True, exist_ok=True)
-            tag.write_text(TAG_TEXT, encoding="ascii")
+    if not os.path.lexists(tag):  # a link there is left alone: never written through
+        with contextlib.suppress(OSError, OutputPathError):
+            atomic_write_text(tag, TAG_TEXT, root=folder)
 
 
 def has_own_tag(folder: Path) -> bool:

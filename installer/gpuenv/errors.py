@@ -39,6 +39,7 @@ _EXITS = {
     "OutputWriteError": FAILURE_EXIT,
     "ActivationError": USAGE_EXIT,
     "CacheError": USAGE_EXIT,
+    "KernelError": USAGE_EXIT,
 }
 _GPUENV_MODULE = "gpuenv."
 

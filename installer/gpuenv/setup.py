@@ -107,17 +107,27 @@ def read_state(name: str) -> dict[str, Any]:
 
 
 def write_state(name: str, data: dict[str, Any]) -> None:
+    from gpuenv.fs.atomic_write import OutputPathError, OutputWriteError, atomic_write_text
+
     path = state_path(name)
-    tmp = path.with_suffix(".tmp")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        tmp.replace(path)
-    except OSError as exc:
+        # the one atomic writer: a link planted at `.setup` or at the record is refused, not
+        # written through
+        text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+        atomic_write_text(path, text, root=store_root())
+    except (OutputPathError, OutputWriteError) as exc:
         raise SetupRecordError(
-            f"could not record setup's state in {path} ({exc.strerror}): free space or make it"
-            " writable; the environment itself is installed"
-        ) from exc
+            f"could not record setup's state in {path}: {_reason(exc)}; the environment itself"
+            " is installed"
+        ) from None
+
+
+def _reason(exc: Exception) -> str:
+    from gpuenv.fs.atomic_write import OutputWriteError
+
+    if isinstance(exc, OutputWriteError) and exc.reason:
+        return f"{exc.reason}: free space or make it writable"
+    return str(exc)
 
 
 class SetupRecordError(InstallError):

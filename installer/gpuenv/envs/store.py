@@ -204,9 +204,10 @@ def read_metadata(env_dir: Path) -> dict[str, Any]:
 
 def write_metadata(env_dir: Path, data: dict[str, Any]) -> None:
     """Written last: its presence marks a version folder as complete."""
-    tmp = env_dir / (METADATA + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, env_dir / METADATA)
+    from gpuenv.fs.atomic_write import atomic_write_text
+
+    # the one atomic writer: a link planted at the metadata's name is refused, not followed
+    atomic_write_text(env_dir / METADATA, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
 def interpreter(env_dir: Path) -> Path:

@@ -14,18 +14,16 @@ make a lock fail with uv's own message, never lock a file that is not there.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import os
 import stat
-import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Optional, Union
 
-from gpuenv.cache import cache_dir, tag_cache
+from gpuenv.cache import CacheError, cache_dir, kind_dir
 
 PROBE_TTL = 600.0  # seconds
 GONE_TTL = 60.0  # seconds: a host name that did not exist
@@ -108,20 +106,15 @@ def _read(index: str, project: str, max_age: float, now: float) -> Optional[Cach
 
 
 def _write(index: str, project: str, now: float, **answer: object) -> None:
+    from gpuenv.fs.atomic_write import OutputPathError, atomic_write_text
+
     path = _path(index, project)
     record = {"index": index, "project": project, "time": now, "files": None, **answer}
-    tmp: Optional[str] = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tag_cache(path.parent.parent)  # the first write: `cache clean` knows the folder
-        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(record, fh)
-        os.replace(tmp, path)  # replaces a link itself, never what it points to
-    except OSError:  # a read-only cache, or a folder in the entry's place: the next lock asks
-        if tmp is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+        kind_dir(path.parent.name)  # not a planted link; tags the cache for `cache clean`
+        atomic_write_text(path, json.dumps(record), root=cache_dir())
+    except (OSError, CacheError, OutputPathError):
+        pass  # a read-only cache, or a link planted in the cache: the next lock asks again
 
 
 def cached_filenames(
