@@ -42,6 +42,7 @@ from gpuenv.cache import tag_cache
 from gpuenv.envs.errors import HashMismatchError, InstallError
 from gpuenv.fs.safe_paths import UnsafePathError, inside, is_sha256, plain_name
 from gpuenv.index.config import IndexConfig, default_index_url, uv_sources
+from gpuenv.index.redact import redact_url
 from gpuenv.index.simple import project_files
 from gpuenv.lock.model import PORTABLE_PREFIX, LockedEnvironment
 
@@ -414,11 +415,11 @@ class _PortableResolver:
                 except FileNotFoundError:
                     self._pages[key] = {}
                 except Exception as exc:
-                    tried.append(f"{index} ({type(exc).__name__})")
+                    tried.append(f"{redact_url(index)} ({type(exc).__name__})")
                     continue
             if art.filename in self._pages[key]:
                 return self._pages[key][art.filename]
-            tried.append(index)
+            tried.append(redact_url(index))  # shown in the error: no password
         raise InstallError(
             f"{art.filename} (from a portable lockfile) is on none of the configured indexes:"
             f" {', '.join(tried)}"

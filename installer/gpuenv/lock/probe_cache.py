@@ -14,10 +14,12 @@ make a lock fail with uv's own message, never lock a file that is not there.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import stat
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -84,8 +86,14 @@ def _load(path: Path) -> object:
 def _read(index: str, project: str, max_age: float, now: float) -> Optional[Cached]:
     """The cached answer (a listing, or the failure to raise again); None when there is none
     fresh enough. An entry stamped later than now (the clock went back) counts as stale."""
+    from gpuenv.index.redact import redact_url
+
     data = _load(_path(index, project))
-    if not isinstance(data, dict) or data.get("index") != index or data.get("project") != project:
+    if (
+        not isinstance(data, dict)
+        or data.get("index") != redact_url(index)
+        or data.get("project") != project
+    ):
         return None
     stamp = data.get("time")
     if isinstance(stamp, bool) or not isinstance(stamp, (int, float)):
@@ -106,15 +114,24 @@ def _read(index: str, project: str, max_age: float, now: float) -> Optional[Cach
 
 
 def _write(index: str, project: str, now: float, **answer: object) -> None:
-    from gpuenv.fs.atomic_write import OutputPathError, atomic_write_text
+    from gpuenv.index.redact import redact_text, redact_url
 
-    path = _path(index, project)
-    record = {"index": index, "project": project, "time": now, "files": None, **answer}
+    path = _path(index, project)  # keyed by the full URL; the password itself is not stored
+    record = {"index": redact_url(index), "project": project, "time": now, "files": None}
+    record.update({k: redact_text(v) if isinstance(v, str) else v for k, v in answer.items()})
+    tmp: Optional[str] = None
     try:
         kind_dir(path.parent.name)  # not a planted link; tags the cache for `cache clean`
-        atomic_write_text(path, json.dumps(record), root=cache_dir())
-    except (OSError, CacheError, OutputPathError):
-        pass  # a read-only cache, or a link planted in the cache: the next lock asks again
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(record, fh)
+        # replaces a link or a FIFO at the entry itself, never what it points to
+        os.replace(tmp, path)
+    except (OSError, CacheError):  # a read-only cache, a folder in the entry's place, a
+        # planted link for the whole folder: the next lock asks again
+        if tmp is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
 
 
 def cached_filenames(
