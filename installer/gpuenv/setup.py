@@ -109,6 +109,7 @@ def read_state(name: str) -> dict[str, Any]:
     """What setup recorded for `name`; {} when there is nothing usable. Read through the bounded,
     non-blocking reader (a FIFO, /dev/zero, a link or a 3 GB file there is no record, not a
     hang), and only a JSON object counts."""
+    from gpuenv.fs import strict_json
     from gpuenv.fs.safe_paths import UnsafePathError, read_bounded
 
     path = state_path(name)
@@ -116,8 +117,8 @@ def read_state(name: str) -> dict[str, Any]:
         return {}
     try:
         raw = read_bounded(path, MAX_RECORD_BYTES, "setup record", follow_links=False)
-        data = json.loads(raw.decode("utf-8"))
-    except (UnsafePathError, ValueError, RecursionError):
+        data = strict_json.loads(raw.decode("utf-8"))
+    except (UnsafePathError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
 

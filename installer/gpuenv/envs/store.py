@@ -191,10 +191,12 @@ def read_metadata(env_dir: Path) -> dict[str, Any]:
         raise CorruptEnvironment(f"{env_dir}: cannot read {METADATA} ({exc.strerror})") from exc
     if len(raw) > _MAX_METADATA:
         raise CorruptEnvironment(f"{env_dir}: {METADATA} is larger than any gpuenv writes")
+    from gpuenv.fs import strict_json
+
     try:
-        data = json.loads(raw.decode("utf-8"))
-    except ValueError as exc:
-        raise CorruptEnvironment(f"{env_dir}: {METADATA} is not JSON ({exc})") from exc
+        data = strict_json.loads(raw.decode("utf-8"))
+    except ValueError as exc:  # deep nesting and non-finite numbers included
+        raise CorruptEnvironment(f"{env_dir}: {METADATA} is not JSON ({exc})") from None
     problem = metadata_problem(data)
     if problem:
         raise CorruptEnvironment(f"{env_dir}: {problem}")
