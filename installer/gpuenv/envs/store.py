@@ -38,7 +38,9 @@ _MAX_METADATA = 4 * 1024 * 1024
 def store_root() -> Path:
     override = os.environ.get(HOME_ENV)
     if override:
-        return Path(override) / "envs"
+        # absolute at once: a relative GPUENV_HOME would make links and records that point
+        # somewhere else from every other folder
+        return Path(os.path.abspath(os.path.expanduser(override))) / "envs"
     from platformdirs import user_data_dir
 
     return Path(user_data_dir("gpuenv", appauthor=False)) / "envs"
