@@ -159,7 +159,10 @@ def _read_file(path: str) -> dict[str, dict[str, str]]:
     except UnsafePathError as exc:
         raise PipConfigError(f"{exc}; fix or remove it, or set PIP_CONFIG_FILE") from None
     except UnicodeDecodeError as exc:
-        raise PipConfigError(f"pip configuration {path} is not UTF-8 ({exc.reason})") from None
+        raise PipConfigError(
+            f"pip configuration {path} cannot be read (not UTF-8: {exc.reason}); fix or remove"
+            " it, or set PIP_CONFIG_FILE to another file"
+        ) from None
     parser = configparser.RawConfigParser()
     try:
         parser.read_string(text, source=path)
