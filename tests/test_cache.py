@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import pickle
 from pathlib import Path
 
@@ -49,3 +50,196 @@ def test_a_damaged_packaged_entry_falls_back(
     assert cache.read_pickle("kind", "k") is None
     cache.write_pickle("kind", "k", 42)
     assert cache.read_pickle("kind", "k") == 42
+
+
+# `cache clean` empties only what gpuenv wrote, in a folder that is gpuenv's. Hostile round three:
+# any CACHEDIR.TAG was enough, so GPUENV_CACHE_DIR pointed at uv's cache (which gpuenv promises
+# never to empty) or at a folder another tool tagged emptied it.
+FOREIGN_TAG = "Signature: 8a477f597d28d172789f06886806bc55\n# another tool's cache\n"
+
+
+def _listing(root: Path) -> list[tuple[str, bytes]]:
+    return sorted(
+        (str(p.relative_to(root)), p.read_bytes() if p.is_file() else b"") for p in root.rglob("*")
+    )
+
+
+@pytest.mark.parametrize("tag", [FOREIGN_TAG, None, cache.TAG_TEXT + "extra\n", "link"], ids=str)
+def test_clean_leaves_a_folder_that_is_not_gpuenvs_whole(
+    tag: object, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    root = tmp_path / "somebodys-cache"
+    (root / "recipes").mkdir(parents=True)  # even with folders named like gpuenv's kinds
+    (root / "recipes" / "x.pickle").write_bytes(b"theirs")
+    (root / "wheels-v5").mkdir()
+    (root / "wheels-v5" / "big.whl").write_bytes(b"w" * 100)
+    if tag == "link":  # gpuenv's own text, reached through a link: not gpuenv's tag
+        (tmp_path / "real-tag").write_text(cache.TAG_TEXT)
+        (root / cache.TAG_NAME).symlink_to(tmp_path / "real-tag")
+    elif isinstance(tag, str):
+        (root / cache.TAG_NAME).write_text(tag)
+    before = _listing(root)
+    monkeypatch.setenv(cache.CACHE_ENV, str(root))
+    with pytest.raises(cache.CacheError, match="nothing was removed"):
+        cache.clean_cache()
+    assert _listing(root) == before
+
+
+def test_clean_refuses_uvs_own_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import subprocess
+
+    from gpuenv.uv.binary import find_uv
+
+    uv_cache = tmp_path / "uv-cache"
+    done = subprocess.run(
+        [find_uv(), "cache", "dir", "--cache-dir", str(uv_cache)], capture_output=True, check=False
+    )
+    assert done.returncode == 0
+    subprocess.run(  # uv makes and tags its cache on its first real use
+        [find_uv(), "venv", "--cache-dir", str(uv_cache), str(tmp_path / "v")],
+        capture_output=True,
+        check=True,
+        env={**__import__("os").environ, "UV_PYTHON_DOWNLOADS": "never"},
+    )
+    assert (uv_cache / cache.TAG_NAME).is_file()
+    before = _listing(uv_cache)
+    monkeypatch.setenv(cache.CACHE_ENV, str(uv_cache))
+    with pytest.raises(cache.CacheError, match="not gpuenv's"):
+        cache.clean_cache()
+    assert _listing(uv_cache) == before
+
+
+def test_clean_removes_only_gpuenvs_kinds_from_its_own_folder(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    root = tmp_path / "cache"
+    monkeypatch.setenv(cache.CACHE_ENV, str(root))
+    cache.write_pickle("recipes", "k", 1)  # tags the folder as gpuenv's
+    for kind in ("artifacts", "index-probe", "rattler"):
+        (root / kind).mkdir()
+        (root / kind / "f").write_bytes(b"x" * 10)
+    (root / "uv").mkdir()  # e.g. UV_CACHE_DIR set inside it by the user
+    (root / "uv" / "wheel.whl").write_bytes(b"keep")
+    (root / "notes.txt").write_text("keep")
+    assert cache.clean_cache() >= 30
+    assert sorted(p.name for p in root.iterdir()) == [cache.TAG_NAME, "notes.txt", "uv"]
+    assert (root / "uv" / "wheel.whl").read_bytes() == b"keep"
+
+
+# The knowledge-base cache is a pickle, and loading a pickle runs code: it is read only from a
+# private regular file in a private folder. Hostile round three: anyone who could write a shared
+# GPUENV_CACHE_DIR ran code as the user, and a FIFO there hung every command.
+class _Canary:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        return (exec, (f"open({str(self.path)!r}, 'w').close()",))
+
+
+def _plant(root: Path, canary: Path, mode: int = 0o600, folder_mode: int = 0o700) -> Path:
+    folder = root / "recipes"
+    folder.mkdir(parents=True, exist_ok=True)
+    entry = folder / "k.pickle"
+    entry.write_bytes(pickle.dumps(_Canary(canary)))
+    entry.chmod(mode)
+    folder.chmod(folder_mode)
+    return entry
+
+
+def test_a_private_pickle_is_loaded(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # the control for the cases below: the same pickle, private, does run when loaded
+    monkeypatch.setenv(cache.CACHE_ENV, str(tmp_path / "c"))
+    _plant(tmp_path / "c", tmp_path / "canary")
+    cache.read_pickle("recipes", "k")
+    assert (tmp_path / "canary").exists()
+
+
+@pytest.mark.parametrize(
+    ("mode", "folder_mode"), [(0o660, 0o700), (0o602, 0o700), (0o600, 0o770), (0o600, 0o703)]
+)
+def test_a_pickle_others_can_write_is_never_loaded(
+    mode: int, folder_mode: int, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv(cache.CACHE_ENV, str(tmp_path / "c"))
+    _plant(tmp_path / "c", tmp_path / "canary", mode, folder_mode)
+    assert cache.read_pickle("recipes", "k") is None
+    assert not (tmp_path / "canary").exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs chown")
+def test_a_pickle_another_user_owns_is_never_loaded(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv(cache.CACHE_ENV, str(tmp_path / "c"))
+    entry = _plant(tmp_path / "c", tmp_path / "canary")
+    os.chown(entry, 65534, 65534)
+    assert cache.read_pickle("recipes", "k") is None
+    os.chown(entry, 0, 0)
+    os.chown(entry.parent, 65534, 65534)
+    assert cache.read_pickle("recipes", "k") is None
+    assert not (tmp_path / "canary").exists()
+
+
+@pytest.mark.parametrize("linked", ["file", "folder"])
+def test_a_linked_pickle_is_never_loaded(
+    linked: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    entry = _plant(tmp_path / "elsewhere", tmp_path / "canary")  # private, but not in the cache
+    root = tmp_path / "c"
+    if linked == "file":
+        (root / "recipes").mkdir(parents=True, mode=0o700)
+        (root / "recipes" / "k.pickle").symlink_to(entry)
+    else:
+        root.mkdir()
+        (root / "recipes").symlink_to(entry.parent)
+    monkeypatch.setenv(cache.CACHE_ENV, str(root))
+    assert cache.read_pickle("recipes", "k") is None
+    assert not (tmp_path / "canary").exists()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="POSIX FIFOs")
+def test_a_fifo_or_a_huge_file_at_the_cache_path_is_skipped(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from gpuenv.recipes import kb_cache
+
+    folder = tmp_path / "c" / "recipes"
+    folder.mkdir(parents=True, mode=0o700)
+    os.mkfifo(folder / f"{kb_cache._STAMPS}.pickle", 0o600)  # what every command reads first
+    with (folder / "big.pickle").open("wb") as fh:
+        fh.truncate(cache.MAX_PICKLE_BYTES + 1)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from gpuenv import cache; from gpuenv.recipes import load_knowledge_base;"
+            "print(cache.read_pickle('recipes', 'big')); load_knowledge_base(); print('loaded')",
+        ],
+        env={**os.environ, cache.CACHE_ENV: str(tmp_path / "c")},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["None", "loaded"]
+
+
+def test_a_group_writable_umask_still_gives_a_usable_cache(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv(cache.CACHE_ENV, str(tmp_path / "c"))
+    # a folder an earlier gpuenv made under umask 002 (Debian's and Ubuntu's default for users
+    # with their own group): the next write makes it private, so the cache works again
+    (tmp_path / "c" / "recipes").mkdir(parents=True)
+    (tmp_path / "c" / "recipes").chmod(0o775)
+    old = os.umask(0o002)
+    try:
+        cache.write_pickle("recipes", "k", {"kb": 1})
+        cache.write_pickle("fresh", "k", {"kb": 2})
+    finally:
+        os.umask(old)
+    assert cache.read_pickle("recipes", "k") == {"kb": 1}
+    assert cache.read_pickle("fresh", "k") == {"kb": 2}

@@ -1,3 +1,3 @@
-from gpuenv.cli import main
+from gpuenv._entry import main
 
 main()

@@ -35,33 +35,94 @@ def cache_dir(platform: str = sys.platform) -> Path:
     return Path(user_cache_dir("gpuenv", appauthor=False))
 
 
+# The parsed knowledge base is about 1 MB; a file far larger is not one gpuenv wrote.
+MAX_PICKLE_BYTES = 64 << 20
+
+
 def read_pickle(kind: str, key: str) -> Optional[Any]:
-    """The cached value: the packaged copy if the wheel has it, else the user's cache's."""
-    for folder in (PACKAGED / kind, cache_dir() / kind):
-        path = folder / f"{key}.pickle"
-        try:
-            with path.open("rb") as fh:
-                return pickle.load(fh)
-        except OSError:
-            continue  # absent
-        except (pickle.UnpicklingError, EOFError, AttributeError, ImportError, TypeError):
-            continue  # written by another gpuenv version: the next place, or rebuild it
-    return None
+    """The cached value: the packaged copy if the wheel has it, else the user's cache's.
+
+    A pickle runs code when loaded, so the user's copy is read only when it and its folder
+    belong to the user and nobody else can write them, and only from a regular file (never a
+    link, a FIFO or a device: fs.private_read). Otherwise it is ignored and the caller rebuilds.
+    """
+    name = f"{key}.pickle"
+    packaged = PACKAGED / kind / name
+    try:
+        # part of gpuenv's own installed files: whoever can write it can write gpuenv's code
+        with packaged.open("rb") as fh:
+            return pickle.load(fh)
+    except OSError:
+        pass  # absent
+    except _STALE_PICKLE:
+        pass  # written by another gpuenv version: the user's cache, or rebuild it
+    from gpuenv.fs.private_read import ABSENT, read_private
+
+    raw, why = read_private(cache_dir() / kind, name, MAX_PICKLE_BYTES)
+    if raw is None:
+        if why != ABSENT:
+            from gpuenv.output import debug
+
+            debug(f"cache entry not used: {why}")
+        return None
+    try:
+        return pickle.loads(raw)
+    except _STALE_PICKLE:
+        return None
+
+
+_STALE_PICKLE = (
+    pickle.UnpicklingError,
+    EOFError,
+    AttributeError,
+    ImportError,
+    TypeError,
+    ValueError,
+)
 
 
 def write_pickle(kind: str, key: str, value: Any) -> None:
-    import tempfile  # not on the read path, which every resolve takes
+    from gpuenv.fs.atomic_write import OutputPathError, atomic_write_bytes
 
-    folder = cache_dir() / kind
     try:
-        folder.mkdir(parents=True, exist_ok=True)
-        tag_cache(folder.parent)
-        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
-        with os.fdopen(fd, "wb") as fh:
-            pickle.dump(value, fh, protocol=pickle.HIGHEST_PROTOCOL)
-        os.replace(tmp, folder / f"{key}.pickle")
-    except OSError:
-        pass  # a read-only home must not stop resolve; it is only slower
+        folder = kind_dir(kind)
+        _keep_private(folder)
+        data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        atomic_write_bytes(folder / f"{key}.pickle", data, root=cache_dir(), mode=0o600)
+    except (OSError, CacheError, OutputPathError):
+        pass  # a read-only home (or a planted link) must not stop resolve; it is only slower
+
+
+def kind_dir(kind: str) -> Path:
+    """gpuenv's folder for one kind of cached data, made private if new, and the cache tagged.
+    A link there (planted, or a folder someone redirected) is refused: gpuenv's files would be
+    written into wherever it points."""
+    root = cache_dir()
+    folder = root / kind
+    if os.path.islink(folder):
+        raise CacheError(
+            f"{folder} is a symbolic link (to {os.readlink(folder)}); gpuenv does not write its"
+            " cache through a link: remove it (`gpuenv cache clean` does)"
+        )
+    folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+    tag_cache(root)
+    return folder
+
+
+def _keep_private(folder: Path) -> None:
+    """Drop group and other write from gpuenv's own pickle folder (one made before this rule,
+    under a umask of 002, is group-writable, and read_pickle would never trust it); a link or
+    another user's folder is left alone (and never read)."""
+    import stat
+
+    info = os.lstat(folder)
+    if (
+        sys.platform != "win32"
+        and stat.S_ISDIR(info.st_mode)
+        and info.st_uid == os.geteuid()
+        and info.st_mode & (stat.S_IWGRP | stat.S_IWOTH)
+    ):
+        os.chmod(folder, stat.S_IMODE(info.st_mode) & ~(stat.S_IWGRP | stat.S_IWOTH))
 
 
 # The Cache Directory Tagging Specification's tag: backup tools skip the folder, and `cache clean`
@@ -75,9 +136,9 @@ TAG_TEXT = (
 
 
 # What gpuenv writes here (artifacts: checked copies of file:// conda packages; rattler:
-# py-rattler's package cache; recipes: the parsed knowledge base); a folder holding only these
-# is gpuenv's even without the tag.
-KNOWN_KINDS = frozenset({"artifacts", "rattler", "recipes", TAG_NAME})
+# py-rattler's package cache; recipes: the parsed knowledge base; index-probe: what an index
+# said it has). `cache clean` removes these and nothing else.
+KNOWN_KINDS = frozenset({"artifacts", "rattler", "recipes", "index-probe"})
 
 
 class CacheError(GpuenvError):
@@ -85,11 +146,25 @@ class CacheError(GpuenvError):
 
 
 def tag_cache(folder: Path) -> None:
+    from gpuenv.fs.atomic_write import OutputPathError, atomic_write_text
+
     tag = folder / TAG_NAME
-    if not tag.exists():
-        with contextlib.suppress(OSError):
-            folder.mkdir(parents=True, exist_ok=True)
-            tag.write_text(TAG_TEXT, encoding="ascii")
+    if not os.path.lexists(tag):  # a link there is left alone: never written through
+        with contextlib.suppress(OSError, OutputPathError):
+            atomic_write_text(tag, TAG_TEXT, root=folder)
+
+
+def has_own_tag(folder: Path) -> bool:
+    """Whether `folder` carries gpuenv's own tag: a regular file (not a link) with gpuenv's
+    text. Other tools tag their caches with the same name (uv does): those are not gpuenv's."""
+    from gpuenv.fs.safe_paths import UnsafePathError, read_bounded
+
+    try:
+        return read_bounded(folder / TAG_NAME, 4096, TAG_NAME, follow_links=False) == (
+            TAG_TEXT.encode("ascii")
+        )
+    except UnsafePathError:
+        return False
 
 
 def cache_usage() -> dict[str, int]:
@@ -105,23 +180,33 @@ def cache_usage() -> dict[str, int]:
 
 
 def clean_cache(dry_run: bool = False) -> int:
-    """Remove everything in the cache but its tag; the bytes freed."""
+    """Remove what gpuenv wrote in its cache (KNOWN_KINDS), nothing else; the bytes freed.
+
+    The folder must carry gpuenv's own tag, or hold nothing but gpuenv's kinds: another tool's
+    tagged cache (uv's) or a folder someone named in GPUENV_CACHE_DIR by mistake is left whole.
+    """
     root = cache_dir()
     if not root.exists():
         return 0
     if root.is_symlink() or not root.is_dir():
         raise CacheError(f"{root} is not a folder; set {CACHE_ENV} to gpuenv's cache folder")
-    if not (root / TAG_NAME).is_file() and not {e.name for e in root.iterdir()} <= KNOWN_KINDS:
+    names = {e.name for e in root.iterdir()}
+    if not has_own_tag(root) and (TAG_NAME in names or not names <= KNOWN_KINDS):
+        whose = (
+            f"its {TAG_NAME} is not gpuenv's (another tool's cache?)"
+            if TAG_NAME in names
+            else f"it has no {TAG_NAME}"
+        )
         raise CacheError(
-            f"{root} has no {TAG_NAME}, so it may not be gpuenv's cache: nothing was removed."
+            f"{root}: {whose}, so it may not be gpuenv's cache: nothing was removed."
             f" Check {CACHE_ENV}; delete the folder by hand if it really is the cache."
         )
     import shutil
 
     freed = 0
     for entry in root.iterdir():
-        if entry.name == TAG_NAME:
-            continue
+        if entry.name not in KNOWN_KINDS:
+            continue  # not gpuenv's to remove, even in its own folder
         freed += _size(entry)
         if dry_run:
             continue

@@ -129,8 +129,11 @@ def main(argv: Any = None) -> None:
         status = exit_code(exc)
         if status is None:
             raise  # a bug: the traceback is the most useful report
-        click.echo(f"gpuenv: error: {exc}", err=True)
-        json_output.emit_error(str(exc), status)
+        from gpuenv.index.redact import redact_text
+
+        message = redact_text(str(exc))  # an index URL's password is never shown
+        click.echo(f"gpuenv: error: {message}", err=True)
+        json_output.emit_error(message, status)
         sys.exit(status)
     if argv is None:
         # The program itself (not a caller of main()) ends here: spare the interpreter's last
@@ -143,7 +146,9 @@ def main(argv: Any = None) -> None:
 
 def _show_click_error(exc: click.ClickException) -> str:
     """Usage errors in the same one-paragraph form as every other error, with where to look."""
-    message = exc.format_message()
+    from gpuenv.index.redact import redact_text
+
+    message = redact_text(exc.format_message())
     if isinstance(exc, click.UsageError) and exc.ctx is not None:
         message += f" (see `{exc.ctx.command_path} --help`)"
     click.echo(f"gpuenv: error: {message}", err=True)

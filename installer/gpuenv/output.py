@@ -24,9 +24,14 @@ def log_command(argv: Sequence[object], what: str = "running") -> None:
     if _level >= VERBOSE:
         import shlex  # only under -v: not on every command's start-up
 
-        print(f"gpuenv: {what}: {shlex.join(str(a) for a in argv)}", file=sys.stderr, flush=True)
+        from gpuenv.index.redact import redact_text
+
+        line = redact_text(shlex.join(str(a) for a in argv))  # uv gets the password, not you
+        print(f"gpuenv: {what}: {line}", file=sys.stderr, flush=True)
 
 
 def debug(message: str) -> None:
     if _level >= VERBOSE:
-        print(f"gpuenv: {message}", file=sys.stderr, flush=True)
+        from gpuenv.index.redact import redact_text
+
+        print(f"gpuenv: {redact_text(message)}", file=sys.stderr, flush=True)

@@ -76,7 +76,11 @@ class SetupPlan:
 
 
 def state_path(name: str) -> Path:
-    return store_root() / ".setup" / f"{name}.json"
+    """Where setup records environment `name`; the name is checked first (a plain store name),
+    so `add -n ../../x` never becomes a path outside the store."""
+    from gpuenv.envs.store import check_name
+
+    return store_root() / ".setup" / f"{check_name(name)}.json"
 
 
 def inputs_hash(
@@ -102,26 +106,49 @@ def inputs_hash(
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
 
 
+MAX_RECORD_BYTES = 4 << 20  # a record is a few kB; a huge one is not setup's
+
+
 def read_state(name: str) -> dict[str, Any]:
-    try:
-        data: dict[str, Any] = json.loads(state_path(name).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    """What setup recorded for `name`; {} when there is nothing usable. Read through the bounded,
+    non-blocking reader (a FIFO, /dev/zero, a link or a 3 GB file there is no record, not a
+    hang), and only a JSON object counts."""
+    from gpuenv.fs import strict_json
+    from gpuenv.fs.safe_paths import UnsafePathError, read_bounded
+
+    path = state_path(name)
+    if not os.path.lexists(path):
         return {}
-    return data
+    try:
+        raw = read_bounded(path, MAX_RECORD_BYTES, "setup record", follow_links=False)
+        data = strict_json.loads(raw.decode("utf-8"))
+    except (UnsafePathError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
 
 
 def write_state(name: str, data: dict[str, Any]) -> None:
+    from gpuenv.fs.atomic_write import OutputPathError, OutputWriteError, atomic_write_text
+
     path = state_path(name)
-    tmp = path.with_suffix(".tmp")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-        tmp.replace(path)
-    except OSError as exc:
+        # the one atomic writer: a link planted at `.setup` or at the record is refused, not
+        # written through
+        text = json.dumps(data, indent=2, sort_keys=True) + "\n"
+        atomic_write_text(path, text, root=store_root())
+    except (OutputPathError, OutputWriteError) as exc:
         raise SetupRecordError(
-            f"could not record setup's state in {path} ({exc.strerror}): free space or make it"
-            " writable; the environment itself is installed"
-        ) from exc
+            f"could not record setup's state in {path}: {_reason(exc)}; the environment itself"
+            " is installed"
+        ) from None
+
+
+def _reason(exc: Exception) -> str:
+    from gpuenv.fs.atomic_write import OutputWriteError
+
+    if isinstance(exc, OutputWriteError) and exc.reason:
+        return f"{exc.reason}: free space or make it writable"
+    return str(exc)
 
 
 class SetupRecordError(InstallError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -139,9 +140,9 @@ def test_cache_dir_size_and_clean(lab_env: Path) -> None:
     outside.mkdir(exist_ok=True)
     (outside / "data.txt").write_text("mine")
     tag_cache(root)  # a venv install writes nothing here: uv's cache holds its wheels
-    (root / "link-out").symlink_to(outside)
+    (root / "artifacts").symlink_to(outside)  # a kind gpuenv writes, planted as a link
     dry = gpuenv("cache", "clean", "--dry-run")
-    assert dry.returncode == 0 and "would free" in dry.stdout and (root / "link-out").is_symlink()
+    assert dry.returncode == 0 and "would free" in dry.stdout and (root / "artifacts").is_symlink()
     cleaned = gpuenv("cache", "clean")
     assert cleaned.returncode == 0, cleaned.stderr
     assert [p.name for p in root.iterdir()] in ([], [TAG_NAME])
@@ -195,3 +196,33 @@ def test_verbose_shows_each_uv_command_and_quiet_silences_progress(
     assert any(" venv " in line for line in ran) and any(" pip install " in line for line in ran)
     quiet = gpuenv("-q", "install", str(lockfile), "--name", "quiet", "--no-smoke-test")
     assert quiet.returncode == 0 and quiet.stderr == ""
+
+
+def test_a_relative_gpuenv_home_makes_an_environment_that_works_from_anywhere(
+    install_repos: InstallRepos, tmp_path: Path
+) -> None:
+    lockfile = make_lock(install_repos, tmp_path / "jax.lock.yml", jax_plan())
+    work = tmp_path / "work"
+    work.mkdir()
+    env = {**os.environ, "GPUENV_HOME": "rel-home"}
+    done = subprocess.run(
+        [sys.executable, "-m", "gpuenv", "install", str(lockfile), "-n", "lab", "--no-smoke-test"],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "rel-home").mkdir(parents=True)  # the same relative name means nothing there
+    env["GPUENV_HOME"] = str(work / "rel-home")
+    shown = subprocess.run(
+        [sys.executable, "-m", "gpuenv", "run", "-n", "lab", "--", "python", "-c", "import jax"],
+        cwd=elsewhere,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert shown.returncode == 0, shown.stderr

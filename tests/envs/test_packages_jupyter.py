@@ -65,7 +65,9 @@ def test_register_and_remove_a_kernel(tmp_path: Path) -> None:
     environ = {"JUPYTER_DATA_DIR": str(tmp_path / "jupyter"), "HOME": str(tmp_path)}
     python = tmp_path / "store" / "lab" / "bin" / "python"
     folder = register_kernel(python, "Lab", "torch 2.7.1 [cu118]", {"PATH": "/x"}, environ)
-    assert folder == tmp_path / "jupyter" / "kernels" / "gpuenv-lab"
+    # Jupyter lowercases kernel names; a store name with capitals keeps its own kernel
+    assert folder.parent == tmp_path / "jupyter" / "kernels"
+    assert folder.name.startswith("gpuenv-lab-") and folder.name == folder.name.lower()
     spec = json.loads((folder / "kernel.json").read_text())
     assert spec["argv"][:3] == [str(python), "-m", "ipykernel_launcher"]
     assert spec["display_name"] == "Lab (torch 2.7.1 [cu118])" and spec["env"] == {"PATH": "/x"}

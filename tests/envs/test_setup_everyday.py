@@ -229,3 +229,31 @@ def test_a_damaged_setup_record_is_ignored_not_trusted(
     code, _out, err = gpuenv_main("setup", "jax", "--force", capsys=capsys)
     assert code == 0, err
     assert "Traceback" not in err and read_state("default")["packages"] == []
+
+
+def test_the_activate_line_setup_prints_is_safe_to_paste(
+    local: dict[str, Any],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # a store under a folder with shell syntax in its name (a space, as in every macOS store)
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.setenv("GPUENV_HOME", str(work / "st $(touch canary); it's"))
+    monkeypatch.setenv("SHELL", "/bin/bash")
+    for run in ("installed", "unchanged"):
+        code, out, err = gpuenv_main("setup", "jax", capsys=capsys)
+        assert code == 0, err
+        (line,) = [x for x in out.splitlines() if x.strip().startswith("activate:")]
+        pasted = line.split(":", 1)[1].strip()
+        shown = subprocess.run(
+            ["bash", "-c", pasted + ' && printf "%s" "$VIRTUAL_ENV"'],
+            cwd=work,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert not (work / "canary").exists(), run
+        assert shown.returncode == 0, (run, pasted, shown.stderr)
+        assert Path(shown.stdout).resolve() == env_python().parent.parent.resolve()

@@ -25,6 +25,8 @@ INTERNAL = {
     "gpuenv.lock.probe_cache.HostGone": "an index that went away: the probe records it",
     "gpuenv.recipes.gpu_names.AmbiguousGpu": "a name lookup's answer; resolve.target turns it into a TargetError naming the candidates",
     "gpuenv.recipes.gpu_names.AmbiguousGpuName": "the same, for a brand name that fits several models",
+    "gpuenv.envs.shell_quote.UnquotableError": "a quoting answer; activation turns it into an ActivationError (exit 2)",
+    "gpuenv.index.simple.PageTooLarge": "an OSError on purpose: every index reader reports it as that index failing (exit 5)",
     "gpuenv.envs.artifacts._Transient": "a download try that failed: the retry loop's signal, never raised out of it",
     "gpuenv.gpucheck.wheelhouse.WheelhouseError": "the real-GPU recording tool (python -m gpuenv.gpucheck), outside the CLI",
     "gpuenv.gpucheck.promote.PromoteError": "the real-GPU recording tool, outside the CLI",

@@ -1,5 +1,6 @@
 """The shape of the package, read from its source (issue 17): no import cycle among gpuenv's
-modules, no module that imports conda-lock or pydantic (test dependencies only).
+modules, no module that imports conda-lock or pydantic (test dependencies only), and no module
+over 400 lines without a reason in its docstring.
 
 Only imports a module runs when it is imported count for cycles: those at module level, outside
 `if TYPE_CHECKING:`. An import inside a function runs later, when every module is loaded.
@@ -19,6 +20,10 @@ def module_name(path: Path) -> str:
     parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
+
+LONG = 400
+# a long module says why in its docstring, in a sentence that starts with these words
+LONG_REASON = "Long because"
 
 MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
 
@@ -142,3 +147,14 @@ def test_gpuenv_never_imports(heavy: str) -> None:
         if any(m == heavy or m.startswith(f"{heavy}.") for m in all_imports(path))
     ]
     assert users == []
+
+
+def test_long_modules_say_why() -> None:
+    long = []
+    for name, path in MODULES.items():
+        text = path.read_text(encoding="utf-8")
+        if text.count("\n") > LONG:
+            doc = ast.get_docstring(ast.parse(text)) or ""
+            if LONG_REASON not in doc:
+                long.append(f"{name} ({text.count(chr(10))} lines)")
+    assert long == []

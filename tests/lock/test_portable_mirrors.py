@@ -230,7 +230,11 @@ def test_uv_sources_reads_variables_and_uv_toml(tmp_path: Path) -> None:
     # the variable is uv's command line: it wins over the file's default index
     both = uv_sources({"UV_CONFIG_FILE": str(path), "UV_DEFAULT_INDEX": "https://v.example/s"})
     assert both.default_index == "https://v.example/s"
-    assert uv_sources({"UV_CONFIG_FILE": str(path), "UV_NO_CONFIG": "1"}) == uv_sources({})
+    # UV_NO_CONFIG stops uv's discovery, not the file UV_CONFIG_FILE names: uv 0.13 still reads
+    # (and fails on) an explicit file under UV_NO_CONFIG=1, so gpuenv reads it too
+    assert uv_sources({"UV_CONFIG_FILE": str(path), "UV_NO_CONFIG": "1"}) == uv_sources(
+        {"UV_CONFIG_FILE": str(path)}
+    )
 
 
 # --- 2. a wheel only a find-links folder has ---

@@ -58,7 +58,8 @@ def size_command(as_json: bool) -> None:
 @click.option("--dry-run", is_flag=True, help="Say what would be removed; remove nothing.")
 @json_option("Print what was (or would be) freed as JSON.")
 def clean_command(dry_run: bool, as_json: bool) -> None:
-    """Empty the cache. Environments are not touched."""
+    """Empty the cache: what gpuenv wrote there, in a folder with gpuenv's own tag. Environments
+    and uv's cache are not touched."""
     from gpuenv.cache import cache_dir, clean_cache
 
     freed = clean_cache(dry_run=dry_run)

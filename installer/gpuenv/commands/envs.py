@@ -91,14 +91,15 @@ def remove_command(ctx: click.Context, name: str, as_json: bool) -> None:
 
     where = EnvLocation.named(name)
     removed = remove_environment(where)
+    kernel = remove_kernel(name, os.environ)  # only this environment's, only if gpuenv wrote it
+    with contextlib.suppress(OSError):
+        state_path(name).unlink()  # what setup recorded for it: a new setup starts afresh
     if as_json or json_output.requested():  # `envs --json remove NAME` asks for JSON too
         json_output.emit_result(ctx, name=name, environment=str(where.link), removed=str(removed))
         return
     click.echo(f"removed {name} ({removed})")
-    if remove_kernel(name, os.environ):
+    if kernel:
         click.echo(f"removed its Jupyter kernel ({kernel_dir(name, os.environ)})")
-    with contextlib.suppress(OSError):
-        state_path(name).unlink()  # what setup recorded for it: a new setup starts afresh
 
 
 @envs_command.command("clean")

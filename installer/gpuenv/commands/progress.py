@@ -21,7 +21,9 @@ class Reporter:
 
     def say(self, message: str) -> None:
         if not self.quiet:
-            click.echo(message, err=True)
+            from gpuenv.index.redact import redact_text
+
+            click.echo(redact_text(message), err=True)  # notes name index URLs
 
     def progress(self, name: str, done: int, total: Optional[int]) -> None:
         if self.quiet:

@@ -8,6 +8,7 @@ from typing import Optional
 import click
 
 from gpuenv.commands.json_output import emit_result, json_option
+from gpuenv.index.redact import redact_text
 from gpuenv.recipes import load_knowledge_base
 from gpuenv.recipes.check import check
 
@@ -44,7 +45,7 @@ def check_command(
         from gpuenv.recipes.online import compare
 
         index = default_index_url()
-        click.echo(f"comparing with {index}", err=True)
+        click.echo(f"comparing with {redact_text(index)}", err=True)
         findings += compare(kb, index)
         if artifacts:
             from gpuenv.index.simple import file_sha256s, project_files
@@ -53,7 +54,7 @@ def check_command(
             findings += artifact_findings(kb, index, project_files, file_sha256s)
     if not as_json:
         for finding in findings:
-            click.echo(str(finding))
+            click.echo(redact_text(str(finding)))  # a finding may quote the index's URL
     errors = [f for f in findings if f.level == "error" or strict]
     counts = {
         "frameworks": len(kb.frameworks),
@@ -112,9 +113,9 @@ def draft_command(framework: str, version: str, indexes: tuple[str, ...]) -> Non
     except DraftError as exc:
         raise click.UsageError(str(exc)) from None
     except OSError as exc:  # requests' errors are OSErrors too: the index did not answer
-        click.echo(f"gpuenv: error: could not read the index: {exc}", err=True)
+        click.echo(f"gpuenv: error: could not read the index: {redact_text(str(exc))}", err=True)
         raise SystemExit(5) from None
-    click.echo(text, nl=False)
+    click.echo(redact_text(text), nl=False)
 
 
 @recipes.command("verify")

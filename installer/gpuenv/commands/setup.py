@@ -483,7 +483,7 @@ def _finish(
                 "packages": record.get("packages") or [],
                 "kernel": record.get("kernel"),
                 "verified": verified,
-                "activate": record.get("activate"),
+                "activate": _activate_hint(link, backend, name),
             },
         )
         return
@@ -492,7 +492,7 @@ def _finish(
             f"gpuenv setup: {name} is up to date ({record.get('stack')}, verified"
             f" {record.get('verified_at')}); nothing to do"
         )
-        click.echo(f"  activate: {record.get('activate')}")
+        click.echo(f"  activate: {_activate_hint(link, backend, name)}")
         return
     where = f" (lab class {record['lab_class']})" if record.get("lab_class") else ""
     click.echo(f"gpuenv setup: {record.get('stack')}, Python {record.get('python_version')}{where}")
@@ -505,7 +505,7 @@ def _finish(
     if record.get("kernel"):
         click.echo(f"  jupyter:     kernel {Path(record['kernel']).name} ({record['kernel']})")
     click.echo(f"  verify:      {'works as planned' if verified else 'FAILED: see above'}")
-    click.echo(f"  activate:    {record.get('activate')}")
+    click.echo(f"  activate:    {_activate_hint(link, backend, name)}")
 
 
 def _emit(ok: bool = True, exit_status: int = 0, **fields: Any) -> None:
@@ -523,9 +523,17 @@ def _machine_line(machine: object) -> str:
     return f"machine: {machine.os.name or machine.os.family} {machine.platform}, {gpus}, {driver}"
 
 
-def _activate_hint(link: Path, backend: str, name: str) -> str:
-    """The line for the user's own shell (`gpuenv activate --hint` prints the same)."""
-    from gpuenv.envs.activation import activate_hint, detect_shell
+def _activate_hint(link: Path, backend: Optional[str], name: str) -> str:
+    """The line for the user's own shell (`gpuenv activate --hint` prints the same), made from
+    the environment itself each time, never read back from the record: the record is a file
+    on disk and the line is pasted into a shell."""
+    from gpuenv.envs.activation import ActivationError, activate_hint, detect_shell
 
     shell = detect_shell(os.environ, sys.platform == "win32")
-    return activate_hint(link, backend, shell, name)
+    if backend is None:
+        backend = "conda" if (link / "conda-meta").is_dir() else "venv"
+    try:
+        return activate_hint(link, backend, shell, name)
+    except ActivationError as exc:
+        # the environment is installed and works; only a shell line cannot name its path
+        return f"gpuenv run -n {name} -- COMMAND ({exc})"

@@ -10,13 +10,17 @@ evaluated at once (`eval "$(gpuenv activate)"`), never stored.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Optional
 
+from gpuenv.envs.shell_quote import UnquotableError, check_double_quotable, quote
 from gpuenv.errors import USAGE_EXIT, GpuenvError
 
-SHELLS = ("bash", "zsh", "fish", "csh", "tcsh", "powershell", "pwsh", "cmd")
+_PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+SHELLS = ("bash", "zsh", "sh", "fish", "csh", "tcsh", "powershell", "pwsh", "cmd")
 
 # Folders a conda prefix puts on PATH on Windows (the order conda itself uses).
 _CONDA_WINDOWS_DIRS = ("", "Library/mingw-w64/bin", "Library/usr/bin", "Library/bin", "Scripts")
@@ -32,6 +36,8 @@ def detect_shell(environ: Mapping[str, str], windows: bool) -> str:
         # PowerShell sets PSModulePath for its children; cmd.exe does not set it per user.
         return "powershell" if "PSModulePath" in environ and "PROMPT" not in environ else "cmd"
     name = Path(environ.get("SHELL", "")).name
+    if name in ("dash", "ash"):
+        return "sh"  # POSIX shells without `source`
     return name if name in SHELLS else "bash"
 
 
@@ -65,30 +71,47 @@ def command_environment(
 
 
 def activate_hint(link: Path, backend: str, shell: str, name: Optional[str]) -> str:
-    """The one line a person types in `shell` to activate the environment at `link`."""
+    """The one line a person types in `shell` to activate the environment at `link`.
+
+    Every path in it is quoted by `shell`'s own rules, because the line is pasted or `eval`ed:
+    a folder named `proj$(touch x)` must stay a folder name. A path no line can carry (a
+    newline in it) raises ActivationError.
+    """
     _check_shell(shell)
-    if backend == "conda":
-        selector = f"-n {name}" if name else f"--prefix {link}"
+    try:
+        if backend == "conda":
+            return _conda_hint(link, shell, name)
+        windows_layout = (link / "Scripts").is_dir() and not (link / "bin").is_dir()
+        scripts = link / ("Scripts" if windows_layout else "bin")
         if shell in ("powershell", "pwsh"):
-            return f"gpuenv activate {selector} --shell powershell | Out-String | Invoke-Expression"
+            return f"& {quote(str(scripts / 'activate.ps1'), shell)}"
         if shell == "cmd":
-            return f"gpuenv run {selector} -- cmd"
-        if shell in ("csh", "tcsh"):
-            return f"gpuenv run {selector} -- {shell}"  # rattler has no csh activation
+            return quote(str(scripts / "activate.bat"), shell)
         if shell == "fish":
-            return f"gpuenv activate {selector} --shell fish | source"
-        return f'eval "$(gpuenv activate {selector} --shell {shell})"'
-    windows_layout = (link / "Scripts").is_dir() and not (link / "bin").is_dir()
-    scripts = link / ("Scripts" if windows_layout else "bin")
+            return f"source {quote(str(scripts / 'activate.fish'), shell)}"
+        if shell in ("csh", "tcsh"):
+            return f"source {quote(str(scripts / 'activate.csh'), shell)}"
+        if shell == "sh":
+            return f". {quote(str(scripts / 'activate'), shell)}"
+        return f"source {quote(str(scripts / 'activate'), shell)}"
+    except UnquotableError as exc:
+        raise ActivationError(f"cannot write an activation line for {shell}: {exc}") from None
+
+
+def _conda_hint(link: Path, shell: str, name: Optional[str]) -> str:
+    # store names are plain words; one that is not (never, today) would still be quoted
+    plain = name is not None and _PLAIN_NAME.fullmatch(name)
+    named = name if plain else quote(name or "", shell)
+    selector = f"-n {named}" if name else f"--prefix {quote(str(link), shell)}"
     if shell in ("powershell", "pwsh"):
-        return f"& '{scripts / 'activate.ps1'}'"
+        return f"gpuenv activate {selector} --shell powershell | Out-String | Invoke-Expression"
     if shell == "cmd":
-        return str(scripts / "activate.bat")
-    if shell == "fish":
-        return f"source {scripts / 'activate.fish'}"
+        return f"gpuenv run {selector} -- cmd"
     if shell in ("csh", "tcsh"):
-        return f"source {scripts / 'activate.csh'}"
-    return f"source {scripts / 'activate'}"
+        return f"gpuenv run {selector} -- {shell}"  # rattler has no csh activation
+    if shell == "fish":
+        return f"gpuenv activate {selector} --shell fish | source"
+    return f'eval "$(gpuenv activate {selector} --shell {shell})"'
 
 
 def shell_hook(env_dir: Path, backend: str, shell: str, platform: str) -> str:
@@ -101,8 +124,17 @@ def shell_hook(env_dir: Path, backend: str, shell: str, platform: str) -> str:
         from rattler.shell import ActivationVariables, Shell, activate
     except ImportError as exc:  # pragma: no cover - py-rattler is a dependency
         raise ActivationError(f"py-rattler is needed to activate conda prefixes: {exc}") from exc
+    try:
+        # rattler writes the prefix inside "...": refuse what the shell would interpret there
+        check_double_quotable(str(env_dir), shell)
+    except UnquotableError as exc:
+        raise ActivationError(
+            f"cannot write a {shell} activation script for this conda prefix: {exc};"
+            " use `gpuenv run` instead"
+        ) from None
     kinds = {
         "bash": Shell.bash,
+        "sh": Shell.bash,  # rattler's bash hook is export lines and `.` of activate.d scripts
         "zsh": Shell.zsh,
         "fish": Shell.fish,
         "powershell": Shell.powershell,

@@ -39,9 +39,10 @@ from typing import Any, BinaryIO, Optional, Union
 from urllib.parse import unquote, urldefrag, urlsplit
 
 from gpuenv.cache import tag_cache
-from gpuenv.envs.errors import HashMismatchError, InstallError
+from gpuenv.envs.errors import HashMismatchError, InstallError, StoreInputError
 from gpuenv.fs.safe_paths import UnsafePathError, inside, is_sha256, plain_name
 from gpuenv.index.config import IndexConfig, default_index_url, uv_sources
+from gpuenv.index.redact import redact_url
 from gpuenv.index.simple import project_files
 from gpuenv.lock.model import PORTABLE_PREFIX, LockedEnvironment
 
@@ -121,6 +122,7 @@ def gather(
     pages that name their URLs; never a wheel: uv does that. With `wheelhouse`, every file comes
     from that folder (offline).
     """
+    read_timeout()  # a bad GPUENV_DOWNLOAD_TIMEOUT is refused before anything is fetched
     out = []
     cache = Path(os.path.abspath(cache))
     house = Path(os.path.abspath(wheelhouse)) if wheelhouse is not None else None
@@ -316,7 +318,7 @@ def _read(source: Source) -> Iterator[tuple[bytes, int, Optional[int]]]:
 
     try:
         with requests.get(
-            source, stream=True, timeout=(CONNECT_TIMEOUT_S, _read_timeout())
+            source, stream=True, timeout=(CONNECT_TIMEOUT_S, read_timeout())
         ) as response:
             if response.status_code >= 500 or response.status_code == 429:
                 raise _Transient(f"HTTP {response.status_code}")
@@ -355,11 +357,24 @@ def _file_url_path(url: str) -> Path:
     return Path(path.lstrip("/") if sys.platform == "win32" else path)
 
 
-def _read_timeout() -> float:
-    try:
-        return float(os.environ.get("GPUENV_DOWNLOAD_TIMEOUT", READ_TIMEOUT_S))
-    except ValueError:
+def read_timeout() -> float:
+    """GPUENV_DOWNLOAD_TIMEOUT: seconds, a finite number above 0 (requests would wait forever
+    on inf, fail at once on 0, crash on nan or -1); anything else is a usage error (exit 2)."""
+    import math
+
+    text = os.environ.get("GPUENV_DOWNLOAD_TIMEOUT", "").strip()
+    if not text:
         return READ_TIMEOUT_S
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value <= 0 or value > 86400:
+        raise StoreInputError(
+            f"GPUENV_DOWNLOAD_TIMEOUT={text!r:.40}: expected seconds, a number above 0 and at"
+            " most 86400 (a day)"
+        )
+    return value
 
 
 def _short(exc: Exception) -> str:
@@ -414,11 +429,11 @@ class _PortableResolver:
                 except FileNotFoundError:
                     self._pages[key] = {}
                 except Exception as exc:
-                    tried.append(f"{index} ({type(exc).__name__})")
+                    tried.append(f"{redact_url(index)} ({type(exc).__name__})")
                     continue
             if art.filename in self._pages[key]:
                 return self._pages[key][art.filename]
-            tried.append(index)
+            tried.append(redact_url(index))  # shown in the error: no password
         raise InstallError(
             f"{art.filename} (from a portable lockfile) is on none of the configured indexes:"
             f" {', '.join(tried)}"

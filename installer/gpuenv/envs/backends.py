@@ -14,7 +14,7 @@ import tempfile
 from pathlib import Path
 from typing import Optional
 
-from gpuenv.cache import cache_dir
+from gpuenv.cache import kind_dir
 from gpuenv.conda.client import CondaError, run_rattler
 from gpuenv.envs.artifacts import InstallSource
 from gpuenv.envs.errors import HashMismatchError, InstallError
@@ -55,7 +55,7 @@ def create_conda(env_dir: Path, conda: list[InstallSource], platform: str) -> Pa
                 "records": records,
                 "prefix": str(env_dir),
                 "platform": platform,
-                "cache_dir": str(cache_dir() / "rattler"),
+                "cache_dir": str(kind_dir("rattler")),  # refused if a planted link
             }
         )
     except CondaError as exc:

@@ -8,7 +8,6 @@ folder, so it keeps working when the environment is rebuilt. Kernels gpuenv writ
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sys
 from collections.abc import Mapping
@@ -43,7 +42,19 @@ def jupyter_data_dir(environ: Mapping[str, str], platform: str = sys.platform) -
 
 
 def kernel_dir(env_name: str, environ: Mapping[str, str]) -> Path:
-    return jupyter_data_dir(environ) / "kernels" / f"{KERNEL_PREFIX}{env_name}".lower()
+    return jupyter_data_dir(environ) / "kernels" / kernel_name(env_name)
+
+
+def kernel_name(env_name: str) -> str:
+    """`gpuenv-<name>`, lowercase as Jupyter's kernel names are. Store names are case-sensitive,
+    so a name with capitals gets a short hash of itself as well: `foo` and `Foo` must not share
+    (and remove) one kernel."""
+    name = f"{KERNEL_PREFIX}{env_name}".lower()
+    if env_name != env_name.lower():
+        import hashlib
+
+        name += "-" + hashlib.sha256(env_name.encode("utf-8")).hexdigest()[:8]
+    return name
 
 
 def kernel_spec(python: Path, env_name: str, stack: str, env: Mapping[str, str]) -> dict[str, Any]:
@@ -60,31 +71,52 @@ def register_kernel(
     python: Path, env_name: str, stack: str, env: Mapping[str, str], environ: Mapping[str, str]
 ) -> Path:
     """Write (or replace) the environment's kernel; its folder."""
+    from gpuenv.fs.atomic_write import OutputPathError, OutputWriteError, atomic_write_text
+
     folder = kernel_dir(env_name, environ)
-    if folder.is_symlink() or (folder.exists() and not _is_ours(folder)):
+    if folder.is_symlink() or (folder.exists() and not _is_ours(folder, env_name)):
         raise KernelError(
-            f"{folder} exists and was not written by gpuenv; remove it or choose another name"
+            f"{folder} exists and was not written by gpuenv for environment {env_name!r}; remove"
+            " it or choose another name (the environment itself is installed)"
         )
-    folder.mkdir(parents=True, exist_ok=True)
-    tmp = folder / "kernel.json.tmp"
     spec = kernel_spec(python, env_name, stack, env)
-    tmp.write_text(json.dumps(spec, indent=1) + "\n", encoding="utf-8")
-    os.replace(tmp, folder / "kernel.json")
+    try:
+        # the one atomic writer: a link planted at the kernel's folder or at kernel.json is
+        # refused, never written through
+        atomic_write_text(
+            folder / "kernel.json", json.dumps(spec, indent=1) + "\n", root=folder.parent
+        )
+    except OutputWriteError as exc:
+        raise KernelError(
+            f"cannot write the Jupyter kernel in {folder}: {exc.reason} (is JUPYTER_DATA_DIR"
+            " a folder?); the environment itself is installed"
+        ) from None
+    except OutputPathError as exc:
+        raise KernelError(f"{exc}; the environment itself is installed") from None
     return folder
 
 
 def remove_kernel(env_name: str, environ: Mapping[str, str]) -> bool:
     """Remove the environment's kernel if gpuenv wrote it; whether one was removed."""
     folder = kernel_dir(env_name, environ)
-    if folder.is_symlink() or not folder.is_dir() or not _is_ours(folder):
+    if folder.is_symlink() or not folder.is_dir() or not _is_ours(folder, env_name):
         return False
     shutil.rmtree(folder)
     return True
 
 
-def _is_ours(folder: Path) -> bool:
+def _is_ours(folder: Path, env_name: str) -> bool:
+    """Whether gpuenv wrote this kernel, for this very environment."""
+    from gpuenv.fs.safe_paths import UnsafePathError, read_bounded
+
     try:
-        spec = json.loads((folder / "kernel.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        raw = read_bounded(folder / "kernel.json", MAX_KERNEL_BYTES, "kernel", follow_links=False)
+        spec = json.loads(raw.decode("utf-8"))
+    except (UnsafePathError, ValueError, RecursionError):
         return False
-    return isinstance(spec, dict) and MARKER in (spec.get("metadata") or {})
+    metadata = spec.get("metadata") if isinstance(spec, dict) else None
+    mark = metadata.get(MARKER) if isinstance(metadata, dict) else None
+    return isinstance(mark, dict) and mark.get("environment") == env_name
+
+
+MAX_KERNEL_BYTES = 1 << 20  # a kernel.json is a few hundred bytes

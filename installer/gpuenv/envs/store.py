@@ -37,7 +37,9 @@ _MAX_METADATA = 4 * 1024 * 1024
 def store_root() -> Path:
     override = os.environ.get(HOME_ENV)
     if override:
-        return Path(override) / "envs"
+        # absolute at once: a relative GPUENV_HOME would make links and records that point
+        # somewhere else from every other folder
+        return Path(os.path.abspath(os.path.expanduser(override))) / "envs"
     from platformdirs import user_data_dir
 
     return Path(user_data_dir("gpuenv", appauthor=False)) / "envs"
@@ -190,10 +192,12 @@ def read_metadata(env_dir: Path) -> dict[str, Any]:
         raise CorruptEnvironment(f"{env_dir}: cannot read {METADATA} ({exc.strerror})") from exc
     if len(raw) > _MAX_METADATA:
         raise CorruptEnvironment(f"{env_dir}: {METADATA} is larger than any gpuenv writes")
+    from gpuenv.fs import strict_json
+
     try:
-        data = json.loads(raw.decode("utf-8"))
-    except ValueError as exc:
-        raise CorruptEnvironment(f"{env_dir}: {METADATA} is not JSON ({exc})") from exc
+        data = strict_json.loads(raw.decode("utf-8"))
+    except ValueError as exc:  # deep nesting and non-finite numbers included
+        raise CorruptEnvironment(f"{env_dir}: {METADATA} is not JSON ({exc})") from None
     problem = metadata_problem(data)
     if problem:
         raise CorruptEnvironment(f"{env_dir}: {problem}")
@@ -203,9 +207,10 @@ def read_metadata(env_dir: Path) -> dict[str, Any]:
 
 def write_metadata(env_dir: Path, data: dict[str, Any]) -> None:
     """Written last: its presence marks a version folder as complete."""
-    tmp = env_dir / (METADATA + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    os.replace(tmp, env_dir / METADATA)
+    from gpuenv.fs.atomic_write import atomic_write_text
+
+    # the one atomic writer: a link planted at the metadata's name is refused, not followed
+    atomic_write_text(env_dir / METADATA, json.dumps(data, indent=2, sort_keys=True) + "\n")
 
 
 def interpreter(env_dir: Path) -> Path:

@@ -25,6 +25,7 @@ _PTH = (
 
 def write_dll_pth(env_dir: Path) -> Path:
     target = env_dir / "Lib" / "site-packages" / PTH_NAME
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_text(_PTH, encoding="utf-8")
+    from gpuenv.fs.atomic_write import atomic_write_text
+
+    atomic_write_text(target, _PTH, root=env_dir)  # never through a link a wheel planted
     return target

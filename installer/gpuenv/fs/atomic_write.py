@@ -16,6 +16,7 @@ import stat
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Optional
 
 from gpuenv.errors import FAILURE_EXIT, USAGE_EXIT, GpuenvError
 
@@ -27,9 +28,17 @@ class OutputPathError(GpuenvError, ValueError):
 
 
 class OutputWriteError(GpuenvError, OSError):
-    """The output could not be written (exit 1); the message names the path and the fix."""
+    """The output could not be written (exit 1); the message names the path and the fix,
+    `reason` the system's words alone (for callers whose fix is not `-o PATH`)."""
 
     exit_code = FAILURE_EXIT
+    reason = ""
+
+
+def _write_error(path: Path, exc: OSError) -> OutputWriteError:
+    error = OutputWriteError(_advice(path, exc))
+    error.reason = exc.strerror or str(exc)
+    return error
 
 
 def check_output_path(path: Path) -> None:
@@ -39,7 +48,7 @@ def check_output_path(path: Path) -> None:
     except FileNotFoundError:
         return
     except OSError as exc:
-        raise OutputWriteError(_advice(path, exc)) from None
+        raise _write_error(path, exc) from None
     if stat.S_ISREG(mode):
         return
     kind = (
@@ -60,36 +69,80 @@ def check_output_path(path: Path) -> None:
     )
 
 
-def atomic_write(path: Path, write: Callable[[Path], None]) -> None:
+def check_no_links_below(root: Path, path: Path) -> None:
+    """Refuse `path` unless it lies under `root` with no symbolic link among the folders
+    between them. gpuenv's own folders (the store's `.setup`, a cache kind, a kernel's folder)
+    hold no links of gpuenv's making, so one found there was planted, and writing through it
+    would put gpuenv's files into (or over) someone else's. `root` itself may be a link: the
+    user chose where it lives."""
+    top = Path(os.path.abspath(root))
+    target = Path(os.path.abspath(path))
+    try:
+        parts = target.relative_to(top).parts
+    except ValueError:
+        raise OutputPathError(f"{target} is not inside {top}") from None
+    current = top
+    for part in parts[:-1]:
+        current = current / part
+        if os.path.islink(current):
+            raise OutputPathError(
+                f"{current} is a symbolic link inside gpuenv's folder {top}; gpuenv does not"
+                f" write through it (it points to {os.readlink(current)}): remove the link"
+            )
+
+
+def atomic_write(
+    path: Path,
+    write: Callable[[Path], None],
+    *,
+    root: Optional[Path] = None,
+    mode: Optional[int] = None,
+) -> None:
     """Call `write(staged)` to write the content under the target's own name in a private
-    folder beside it, then move it onto `path` in one rename."""
+    folder beside it, then move it onto `path` in one rename. With `root`, every folder from
+    `root` down to the target's must not be a link (checked before and again just before the
+    rename); the new file gets `mode` when given (else the umask decides)."""
     path = Path(path)
     check_output_path(path)
+    if root is not None:
+        check_no_links_below(root, path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name[:40]}.gpuenv-")
     except OSError as exc:
-        raise OutputWriteError(_advice(path, exc)) from None
+        raise _write_error(path, exc) from None
     try:
         staged = Path(tmp) / path.name
         write(staged)
         with staged.open("rb") as fh:
             os.fsync(fh.fileno())
+        if mode is not None:
+            os.chmod(staged, mode)
         check_output_path(path)  # again just before the rename: something may have appeared
+        if root is not None:
+            check_no_links_below(root, path)
         os.replace(staged, path)
     except OSError as exc:
         if isinstance(exc, OutputWriteError):
             raise
-        raise OutputWriteError(_advice(path, exc)) from None
+        raise _write_error(path, exc) from None
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def atomic_write_text(path: Path, text: str) -> None:
-    def write(staged: Path) -> None:
-        staged.write_text(text, encoding="utf-8")
+def atomic_write_text(
+    path: Path, text: str, *, root: Optional[Path] = None, mode: Optional[int] = None
+) -> None:
+    atomic_write_bytes(path, text.encode("utf-8"), root=root, mode=mode)
 
-    atomic_write(path, write)
+
+def atomic_write_bytes(
+    path: Path, data: bytes, *, root: Optional[Path] = None, mode: Optional[int] = None
+) -> None:
+    def write(staged: Path) -> None:
+        staged.write_bytes(data)
+
+    atomic_write(path, write, root=root, mode=mode)
 
 
 def _advice(path: Path, exc: OSError) -> str:

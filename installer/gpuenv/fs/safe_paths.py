@@ -7,6 +7,7 @@ regular file of bounded size. One small set of checks, used everywhere a name be
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -80,15 +81,25 @@ def is_md5(value: object) -> bool:
     return isinstance(value, str) and _MD5.fullmatch(value) is not None
 
 
-def read_bounded(path: Path, limit: int, what: str) -> bytes:
+def read_bounded(path: Path, limit: int, what: str, *, follow_links: bool = True) -> bytes:
     """The bytes of a regular file no larger than `limit`; a pipe, a device, a folder or a file
-    over the limit is refused without blocking on it or reading it whole."""
+    over the limit is refused without blocking on it or reading it whole. With
+    `follow_links=False` a symbolic link at `path` itself is refused too (gpuenv's own state:
+    nobody has a reason to plant a link there)."""
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    if not follow_links:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+        if os.path.islink(path):  # where O_NOFOLLOW does not exist (Windows)
+            raise UnsafePathError(f"{what} {path} is a symbolic link; gpuenv does not follow it")
     try:
         fd = os.open(path, flags)
     except IsADirectoryError:
         raise UnsafePathError(f"{what} {path} is a folder, not a file") from None
     except OSError as exc:
+        if not follow_links and exc.errno == errno.ELOOP:
+            raise UnsafePathError(
+                f"{what} {path} is a symbolic link; gpuenv does not follow it"
+            ) from None
         raise UnsafePathError(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
     try:
         mode = os.fstat(fd).st_mode

@@ -19,6 +19,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
+from pathlib import Path
 from typing import Any, Optional
 
 from gpuenv.errors import USAGE_EXIT, GpuenvError
@@ -66,7 +67,7 @@ def user_index_config(environ: Optional[dict[str, str]] = None) -> IndexConfig:
         return IndexConfig(origin="uv environment variables")
     uv_file = _uv_config_with_indexes(env)
     if uv_file:
-        return IndexConfig(origin=f"uv configuration ({uv_file})")
+        return IndexConfig(origin=f"uv configuration ({uv_file[0]})")
     pip = _pip_settings(env)
     extras = tuple(u for u in pip.extra_index_urls if _usable(u))
     links = tuple(u for u in pip.find_links if _usable(u))
@@ -92,9 +93,11 @@ def _pip_settings(env: dict[str, str]) -> PipSettings:
 
 
 def _uv_config_files(env: dict[str, str]) -> list[str]:
+    # uv reads an explicit UV_CONFIG_FILE even under UV_NO_CONFIG, which stops only discovery
+    explicit = [env["UV_CONFIG_FILE"]] if env.get("UV_CONFIG_FILE") else []
     if env.get("UV_NO_CONFIG"):
-        return []
-    candidates = [env.get("UV_CONFIG_FILE", "")]
+        return explicit
+    candidates = [*explicit]
     xdg = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
     candidates += [os.path.join(xdg, "uv", "uv.toml"), "/etc/uv/uv.toml"]
     if sys.platform == "win32" and env.get("APPDATA"):
@@ -102,33 +105,48 @@ def _uv_config_files(env: dict[str, str]) -> list[str]:
     return [c for c in candidates if c]
 
 
-def _uv_config_with_indexes(env: dict[str, str]) -> Optional[str]:
-    """A uv.toml that sets an index (uv reads it by itself; pip's settings must not override it)."""
+MAX_UV_CONFIG_BYTES = 1 << 20  # a uv.toml is a few lines
+
+
+def _uv_config_with_indexes(env: dict[str, str]) -> Optional[tuple[str, str]]:
+    """A uv.toml that sets an index (uv reads it by itself; pip's settings must not override
+    it), and its text. Read through the bounded, non-blocking reader: UV_CONFIG_FILE=/dev/zero
+    or a FIFO there is a configuration error, not a hang."""
+    from gpuenv.fs.safe_paths import UnsafePathError, read_bounded
+
     for path in _uv_config_files(env):
-        try:
-            with open(path, encoding="utf-8") as fh:
-                text = fh.read()
-        except OSError:
+        if not os.path.lexists(path):
             continue
+        try:
+            raw = read_bounded(Path(path), MAX_UV_CONFIG_BYTES, "uv configuration")
+        except UnsafePathError as exc:
+            if os.path.isfile(path) and not os.access(path, os.R_OK):
+                continue  # another user's file uv cannot read either
+            raise IndexConfigError(f"{exc}; fix or remove it, or set UV_CONFIG_FILE") from None
+        text = raw.decode("utf-8", errors="replace")
         if any(key in text for key in ("index-url", "[[index]]", "find-links", "extra-index-url")):
-            return path
+            return path, text
     return None
 
 
 def _read_uv_config(env: dict[str, str]) -> Optional[tuple[str, dict[str, Any]]]:
     """The uv.toml that names indexes, parsed; an unreadable one is a configuration error."""
-    path = _uv_config_with_indexes(env)
-    if path is None:
+    found = _uv_config_with_indexes(env)
+    if found is None:
         return None
+    path, text = found
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - Python 3.10
         import tomli as tomllib
     try:
-        with open(path, "rb") as fh:
-            return path, tomllib.load(fh)
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        return path, tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         raise IndexConfigError(f"uv configuration {path} cannot be read: {exc}") from None
+    except RecursionError:
+        raise IndexConfigError(
+            f"uv configuration {path} is nested too deeply to be a uv.toml"
+        ) from None
 
 
 def _uv_default_index(env: dict[str, str]) -> Optional[str]:

@@ -28,6 +28,7 @@ import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Optional
 
 from gpuenv.errors import USAGE_EXIT, GpuenvError
@@ -148,19 +149,28 @@ def _normalize(name: str) -> str:
     return name[2:] if name.startswith("--") else name
 
 
+MAX_CONFIG_BYTES = 1 << 20  # a pip.conf is a few lines
+
+
 def _read_file(path: str) -> dict[str, dict[str, str]]:
     """The relevant keys of one ini file; {} when it does not exist (pip skips it too)."""
+    from gpuenv.fs.safe_paths import UnsafePathError, read_bounded
+
     if not os.path.exists(path):
         return {}
-    if os.path.isdir(path):
-        raise PipConfigError(f"pip configuration {path} is a folder, not a file")
-    if not os.path.isfile(path):  # a FIFO or a device would block or never end
-        raise PipConfigError(f"pip configuration {path} is not a regular file")
+    try:  # the bounded, non-blocking reader: a FIFO, a device or a huge file is refused
+        text = read_bounded(Path(path), MAX_CONFIG_BYTES, "pip configuration").decode("utf-8")
+    except UnsafePathError as exc:
+        raise PipConfigError(f"{exc}; fix or remove it, or set PIP_CONFIG_FILE") from None
+    except UnicodeDecodeError as exc:
+        raise PipConfigError(
+            f"pip configuration {path} cannot be read (not UTF-8: {exc.reason}); fix or remove"
+            " it, or set PIP_CONFIG_FILE to another file"
+        ) from None
     parser = configparser.RawConfigParser()
     try:
-        with open(path, encoding="utf-8") as fh:
-            parser.read_file(fh, source=path)
-    except (OSError, UnicodeDecodeError, configparser.Error) as exc:
+        parser.read_string(text, source=path)
+    except (OSError, configparser.Error) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise PipConfigError(
             f"pip configuration {path} cannot be read ({reason}); fix or remove it, or set"

@@ -20,6 +20,11 @@ from packaging.utils import (
 
 ATTEMPTS = 3
 BACKOFF_S = 0.5
+# One page's whole answer, however the server paces it: requests' timeout bounds each read, so
+# a server that sends a byte every few seconds (slow loris) would otherwise hold a lock forever.
+TOTAL_TIMEOUT_S = 120.0
+# PyPI's largest simple pages (torch's JSON, hashes of thousands of files) are a few MB.
+MAX_PAGE_BYTES = 64 << 20
 JSON_ACCEPT = "application/vnd.pypi.simple.v1+json, text/html;q=0.1"
 _HREF = re.compile(r'href="([^"]+)"', re.I)
 _CANONICAL = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?")  # a canonical project name
@@ -46,8 +51,56 @@ def project_files(index_url: str, project: str, timeout: float = 30.0) -> dict[s
         raise FileNotFoundError(f"{project} is not on {index_url}")
     response.raise_for_status()
     if "json" in response.headers.get("Content-Type", ""):
-        return {f["filename"]: urljoin(url, f["url"]) for f in response.json().get("files", [])}
+        return _json_files(response, url)
     return _links(response.text, url)
+
+
+def _json_files(response: Page, url: str) -> dict[str, str]:
+    """PEP 691's file list; entries that are not {filename, url} strings are skipped."""
+    try:
+        data = response.json()
+    except RecursionError:  # nesting deeper than any index writes
+        raise ValueError(
+            f"{url}: the index's JSON is nested too deeply to be a PEP 691 page"
+        ) from None
+    files = data.get("files", []) if isinstance(data, dict) else []
+    return {
+        f["filename"]: urljoin(url, f["url"])
+        for f in (files if isinstance(files, list) else [])
+        if isinstance(f, dict)
+        and isinstance(f.get("filename"), str)
+        and isinstance(f.get("url"), str)
+    }
+
+
+class PageTooLarge(OSError):
+    """An index page over MAX_PAGE_BYTES: not an index page gpuenv will hold in memory."""
+
+
+class Page:
+    """An index's answer, read whole within the time and size bounds."""
+
+    def __init__(self, url: str, status_code: int, headers: Any, content: bytes, encoding: str):
+        self.url = url
+        self.status_code = status_code
+        self.headers = headers
+        self.content = content
+        self.encoding = encoding
+
+    @property
+    def text(self) -> str:
+        return self.content.decode(self.encoding or "utf-8", errors="replace")
+
+    def json(self) -> Any:
+        import json
+
+        return json.loads(self.content)
+
+    def raise_for_status(self) -> None:
+        if self.status_code >= 400:
+            import requests
+
+            raise requests.HTTPError(f"HTTP {self.status_code} for {self.url}")
 
 
 def fetch_filenames(index_url: str, project: str, timeout: float = 30.0) -> list[str]:
@@ -93,7 +146,7 @@ def _get(url: str, headers: dict[str, str], timeout: float) -> Any:
 
     for attempt in range(1, ATTEMPTS + 1):
         try:
-            response = requests.get(url, headers=headers, timeout=timeout)
+            response = _bounded_get(url, headers, timeout)
         except (requests.ConnectionError, requests.Timeout) as exc:
             if attempt == ATTEMPTS or unknown_host(exc):
                 raise
@@ -102,6 +155,44 @@ def _get(url: str, headers: dict[str, str], timeout: float) -> Any:
                 return response
         time.sleep(BACKOFF_S * 2 ** (attempt - 1))
     raise AssertionError("unreachable")
+
+
+def _bounded_get(url: str, headers: dict[str, str], timeout: float) -> Page:
+    """One GET whose body is read within TOTAL_TIMEOUT_S and MAX_PAGE_BYTES (counted after
+    decompression, so a gzip bomb is cut off too): each read returns what has arrived (read1),
+    and the clock is checked between reads."""
+    import requests
+
+    deadline = time.monotonic() + TOTAL_TIMEOUT_S
+    read_timeout = min(timeout, TOTAL_TIMEOUT_S)
+    with requests.get(url, headers=headers, timeout=(timeout, read_timeout), stream=True) as got:
+        declared = got.headers.get("Content-Length", "")
+        if declared.isdigit() and int(declared) > MAX_PAGE_BYTES:
+            raise PageTooLarge(_too_large(url))
+        raw = got.raw
+        read = getattr(raw, "read1", None) or raw.read  # urllib3 1.x has no read1
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            if time.monotonic() > deadline:
+                raise requests.Timeout(
+                    f"{url}: the page did not arrive whole within {TOTAL_TIMEOUT_S:.0f}s"
+                )
+            try:
+                chunk = read(1 << 16, decode_content=True)
+            except Exception as exc:  # urllib3's read errors: as requests would name them
+                raise requests.ConnectionError(f"{url}: {exc}") from exc
+            if not chunk:
+                break
+            size += len(chunk)
+            if size > MAX_PAGE_BYTES:
+                raise PageTooLarge(_too_large(url))
+            chunks.append(chunk)
+        return Page(url, got.status_code, got.headers, b"".join(chunks), got.encoding or "")
+
+
+def _too_large(url: str) -> str:
+    return f"{url}: the page is larger than {MAX_PAGE_BYTES >> 20} MiB; not an index page"
 
 
 def unknown_host(exc: BaseException) -> bool:

@@ -26,6 +26,7 @@ from gpuenv.index.config import (
     default_index_url,
     uv_sources,
 )
+from gpuenv.index.redact import redact_text
 from gpuenv.index.simple import fetch_filenames, unknown_host
 from gpuenv.index.wheel_platforms import platform_of
 from gpuenv.lock.probe_cache import cached_filenames, failure_text
@@ -135,7 +136,9 @@ def gather(
         for pkg, index, result in pool.map(probe, jobs):
             if isinstance(result, Exception):
                 if not _is_missing_project(result):
-                    unreachable[index] = f"{index}: unreachable ({failure_text(result)})"
+                    # a note the user sees and the error quotes: never the index's password
+                    shown = redact_text(f"{index}: unreachable ({failure_text(result)})")
+                    unreachable[index] = shown
                 continue
             found[pkg].add(result, platform, index)
     for link in [*config.find_links, *uv.find_links]:

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Optional
 
-from gpuenv.cache import cache_dir
+from gpuenv.cache import kind_dir
 from gpuenv.conda.client import CondaError, run_rattler
 from gpuenv.lock.errors import SourceUnreachableError, UnsatisfiableError
 from gpuenv.lock.targets import virtual_packages
@@ -56,7 +56,7 @@ def solve_conda(
         "specs": specs,
         "platform": plan.platform,
         "virtual_packages": virtual_packages(plan.platform, plan.glibc, cuda_version),
-        "cache_dir": str(cache_dir() / "rattler"),
+        "cache_dir": str(kind_dir("rattler")),  # refused if a planted link
     }
     try:
         result = run_rattler(request)

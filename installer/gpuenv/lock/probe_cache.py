@@ -25,7 +25,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Optional, Union
 
-from gpuenv.cache import cache_dir
+from gpuenv.cache import CacheError, cache_dir, kind_dir
 
 PROBE_TTL = 600.0  # seconds
 GONE_TTL = 60.0  # seconds: a host name that did not exist
@@ -86,8 +86,14 @@ def _load(path: Path) -> object:
 def _read(index: str, project: str, max_age: float, now: float) -> Optional[Cached]:
     """The cached answer (a listing, or the failure to raise again); None when there is none
     fresh enough. An entry stamped later than now (the clock went back) counts as stale."""
+    from gpuenv.index.redact import redact_url
+
     data = _load(_path(index, project))
-    if not isinstance(data, dict) or data.get("index") != index or data.get("project") != project:
+    if (
+        not isinstance(data, dict)
+        or data.get("index") != redact_url(index)
+        or data.get("project") != project
+    ):
         return None
     stamp = data.get("time")
     if isinstance(stamp, bool) or not isinstance(stamp, (int, float)):
@@ -108,16 +114,21 @@ def _read(index: str, project: str, max_age: float, now: float) -> Optional[Cach
 
 
 def _write(index: str, project: str, now: float, **answer: object) -> None:
-    path = _path(index, project)
-    record = {"index": index, "project": project, "time": now, "files": None, **answer}
+    from gpuenv.index.redact import redact_text, redact_url
+
+    path = _path(index, project)  # keyed by the full URL; the password itself is not stored
+    record = {"index": redact_url(index), "project": project, "time": now, "files": None}
+    record.update({k: redact_text(v) if isinstance(v, str) else v for k, v in answer.items()})
     tmp: Optional[str] = None
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        kind_dir(path.parent.name)  # not a planted link; tags the cache for `cache clean`
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(record, fh)
-        os.replace(tmp, path)  # replaces a link itself, never what it points to
-    except OSError:  # a read-only cache, or a folder in the entry's place: the next lock asks
+        # replaces a link or a FIFO at the entry itself, never what it points to
+        os.replace(tmp, path)
+    except (OSError, CacheError):  # a read-only cache, a folder in the entry's place, a
+        # planted link for the whole folder: the next lock asks again
         if tmp is not None:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)

@@ -193,7 +193,7 @@ class PipCompile:
             self.cancel()
             raise SourceUnreachableError(
                 f"uv did not finish resolving within {UV_TIMEOUT:.0f}s; an index may be"
-                f" unreachable ({self.request.sources})"
+                f" unreachable ({_redacted(self.request.sources)})"
             ) from exc
         return self._process.returncode, stderr
 
@@ -332,8 +332,16 @@ def no_wheel_packages(stderr: str) -> list[str]:
     return names
 
 
+def _redacted(sources: object) -> str:
+    from gpuenv.index.redact import redact_text
+
+    return redact_text(str(sources))
+
+
 def _uv_error(stderr: str, requirements: list[str], plan: Optional[Plan] = None) -> LockError:
-    text = stderr.strip()
+    from gpuenv.index.redact import redact_text
+
+    text = redact_text(stderr.strip())  # uv's words, without an index URL's password
     lines = [line for line in text.splitlines() if line.strip()]
     summary = "\n".join(lines[-12:])
     sdist_only = no_wheel_packages(text)

@@ -220,10 +220,13 @@ class Machine:
 
     @classmethod
     def loads(cls, text: str) -> Machine:
+        from gpuenv.fs import strict_json
+
         try:
-            return cls.from_json(json.loads(text))
-        except json.JSONDecodeError as exc:
-            raise MachineError(f"not valid JSON: {exc}") from exc
+            data = strict_json.loads(text)  # NaN, 1e5000, deep nesting: a message, not a crash
+        except ValueError as exc:
+            raise MachineError(f"not valid JSON: {exc}") from None
+        return cls.from_json(data)
 
 
 def parse_compute_capability(text: str) -> str:

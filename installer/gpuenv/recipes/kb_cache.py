@@ -106,12 +106,26 @@ def _cache_key(digest: str) -> str:
     return f"{digest}-{_RECORD_SHAPE}"
 
 
+MAX_RECIPE_BYTES = 16 << 20  # the largest knowledge-base file is well under 1 MB
+
+
+def _read_toml(path: Path) -> bytes:
+    """One knowledge-base file, through the bounded, non-blocking reader: a FIFO or a device
+    among GPUENV_RECIPES/*.toml is a broken knowledge base (exit 4), not a hang."""
+    from gpuenv.fs.safe_paths import UnsafePathError, read_bounded
+
+    try:
+        return read_bounded(path, MAX_RECIPE_BYTES, "knowledge-base file")
+    except UnsafePathError as exc:
+        raise RecipeError(str(exc)) from None
+
+
 def _load_by_content(root: Path, paths: list[Path]) -> KnowledgeBase:
     """The knowledge base cached under the hash of the files' bytes (the wheel ships one), or
     parsed from them and cached."""
     import hashlib  # only when the files changed since the last run (see _stamp)
 
-    raws = {path.name: path.read_bytes() for path in paths}
+    raws = {path.name: _read_toml(path) for path in paths}
     digest = hashlib.sha256()
     for name, raw in raws.items():
         digest.update(name.encode() + b"\0" + raw)

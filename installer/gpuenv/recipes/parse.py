@@ -54,6 +54,10 @@ def parse_knowledge_base(root: Path, raws: dict[str, bytes], digest: str) -> Kno
             docs[name] = tomllib.loads(raw.decode("utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise RecipeError(f"{root / name}: not valid TOML: {exc}") from exc
+        except RecursionError:
+            raise RecipeError(
+                f"{root / name}: nested too deeply to be a knowledge-base file"
+            ) from None
 
     frameworks = {
         name: _load_framework(name, fname, docs[fname])

@@ -1,0 +1,33 @@
+"""The `gpuenv` program's first frame: Ctrl-C at any moment, start-up imports included, ends in
+one line and the shell's usual status for it (130), never a traceback.
+
+click turns Ctrl-C into its Abort only while a command runs; the imports before that (click
+itself, the command's module) and the console script's own import of gpuenv.cli are outside it,
+so the console script points here, where nothing but the standard library is imported first.
+"""
+
+from __future__ import annotations
+
+import sys
+
+INTERRUPTED_EXIT = 130  # 128 + SIGINT, what shells report for a command stopped by Ctrl-C
+
+
+def main() -> None:
+    try:
+        from gpuenv.cli import main as cli_main
+
+        cli_main()
+    except KeyboardInterrupt:
+        try:
+            sys.stderr.write("gpuenv: interrupted\n")
+            sys.stderr.flush()
+        except (OSError, ValueError, KeyboardInterrupt):
+            pass  # stderr gone, or a second Ctrl-C: the status still says it
+        sys.exit(INTERRUPTED_EXIT)
+    finally:
+        # the work is done and the status chosen: a Ctrl-C while the interpreter exits would
+        # only replace that status with a traceback
+        import signal
+
+        signal.signal(signal.SIGINT, signal.SIG_IGN)

@@ -1,0 +1,130 @@
+"""Credentials in index URLs are never printed or stored.
+
+Hostile round three: `user:password@` in an index URL appeared in unreachable-index errors,
+`--json` errors, setup's output, `recipes check --online`, `-v` command lines and the
+portable-install error, and was stored in the probe cache. Every test configures an index whose
+URL carries a secret and looks for the secret in everything gpuenv printed or wrote.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import pytest
+
+from gpuenv import cache
+from gpuenv.index.redact import redact_text, redact_url
+from installrepos import InstallRepos, gpuenv
+from lockdata import in_process, write_for_wheels
+
+SECRET = "s3cr3t-t0ken"
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@pytest.fixture
+def secret_index(monkeypatch: pytest.MonkeyPatch) -> str:
+    url = f"http://alice:{SECRET}@127.0.0.1:{_closed_port()}/simple/"
+    monkeypatch.setenv("PIP_INDEX_URL", url)
+    monkeypatch.setenv("UV_HTTP_RETRIES", "0")
+    return url
+
+
+def _no_secret_anywhere(*texts: str) -> None:
+    for text in texts:
+        assert SECRET not in text
+    for path in cache.cache_dir().rglob("*"):
+        if path.is_file():
+            assert SECRET.encode() not in path.read_bytes(), path
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("https://alice:pw@host/simple", "https://***@host/simple"),
+        ("https://TOKEN@host:8443/simple/", "https://***@host:8443/simple/"),
+        ("see http://a:b@x/ and https://c:d@y/z", "see http://***@x/ and https://***@y/z"),
+        ("https://u:p@ss@host/s", "https://***@host/s"),  # an @ inside the password
+        ("(http://u:p@h/simple/)", "(http://***@h/simple/)"),
+        ("https://host/simple/pkg@1.0", "https://host/simple/pkg@1.0"),  # a path's @ stays
+        ("mail alice@example.org", "mail alice@example.org"),
+        ("https://host/simple", "https://host/simple"),
+    ],
+)
+def test_redaction(text: str, shown: str) -> None:
+    assert redact_text(text) == shown
+    assert redact_url(text) == shown
+
+
+def test_an_unreachable_index_error_never_shows_its_password(
+    secret_index: str, tmp_path: Path
+) -> None:
+    args = ["lock", "jax", "--no-gpu", "--os", "linux", "--arch", "x86_64", "--python", "3.11"]
+    out = gpuenv("-v", *args, "-o", str(tmp_path / "a.lock.yml"))
+    assert out.returncode == 5, out.stderr
+    assert "127.0.0.1" in out.stderr  # the index is still named, only its credentials go
+    as_json = gpuenv(*args, "-o", str(tmp_path / "b.lock.yml"), "--json")
+    assert as_json.returncode == 5
+    assert json.loads(as_json.stdout)["ok"] is False
+    _no_secret_anywhere(out.stdout, out.stderr, as_json.stdout, as_json.stderr)
+
+
+def test_setup_never_shows_the_password(secret_index: str) -> None:
+    out = gpuenv("-v", "setup", "jax", "--no-gpu")
+    assert out.returncode == 5 and "127.0.0.1" in out.stderr and "Traceback" not in out.stderr
+    as_json = gpuenv("setup", "jax", "--no-gpu", "--json")
+    assert json.loads(as_json.stdout)["exit"] == 5
+    _no_secret_anywhere(out.stdout, out.stderr, as_json.stdout, as_json.stderr)
+
+
+def test_recipes_check_online_never_shows_the_password(secret_index: str) -> None:
+    out = gpuenv("recipes", "check", "--online")
+    assert "127.0.0.1" in out.stderr + out.stdout
+    as_json = gpuenv("recipes", "check", "--online", "--json")
+    _no_secret_anywhere(out.stdout, out.stderr, as_json.stdout, as_json.stderr)
+
+
+def test_the_probe_cache_stores_no_password(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpuenv.lock import probe_cache
+
+    url = f"https://alice:{SECRET}@index.invalid/simple/"
+    probe_cache._write(url, "jax", 100.0, files=["jax-0.4.30-py3-none-any.whl"])
+    probe_cache._write(url, "torch", 100.0, gone=f"no host in {url}")
+    assert probe_cache._read(url, "jax", 60.0, 120.0) == ["jax-0.4.30-py3-none-any.whl"]
+    assert probe_cache._read(url.replace("alice", "bob"), "jax", 60.0, 120.0) is None
+    _no_secret_anywhere()
+
+
+def test_the_portable_install_error_never_shows_the_password(
+    install_repos: InstallRepos, tmp_path: Path, secret_index: str
+) -> None:
+    wheel = install_repos.wheels / "jax-0.4.30-py3-none-any.whl"
+    lockfile = write_for_wheels(tmp_path / "a.lock.yml", [wheel], portable=True)
+    code, out, err = in_process("fetch", str(lockfile), "-d", str(tmp_path / "house"))
+    assert code != 0 and "none of the configured indexes" in err
+    _no_secret_anywhere(out, err)
+
+
+def test_any_error_message_is_redacted_where_it_is_printed(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # the last line of defence, for a message no source redacted: cli.main's own printing
+    from gpuenv.cli import main
+
+    def fails() -> Path:
+        raise cache.CacheError(f"cannot use https://alice:{SECRET}@index.example/simple/")
+
+    monkeypatch.setattr(cache, "cache_dir", fails)
+    for args in (["cache", "dir"], ["cache", "dir", "--json"]):
+        with pytest.raises(SystemExit) as exited:
+            main(args)
+        assert exited.value.code == 2
+        out, err = capsys.readouterr()
+        assert "https://***@index.example/simple/" in err
+        assert SECRET not in out + err

@@ -1,0 +1,122 @@
+"""An index page is read within a total time and a size bound.
+
+Hostile round three: a slow-loris index (a byte every few seconds: requests' timeout bounds each
+read, not the answer) or a 400 MB page kept `lock` and `recipes check --online` running past
+150 s at 5 GB of memory. Each test serves such an index from a local thread.
+"""
+
+from __future__ import annotations
+
+import gzip
+import http.server
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+
+import pytest
+import requests
+
+from gpuenv.index import simple
+
+PAGE = b'<a href="jax-0.4.30-py3-none-any.whl">jax-0.4.30-py3-none-any.whl</a>\n'
+
+
+@contextmanager
+def serving(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/simple/"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class _Trickle(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        self.end_headers()
+        try:
+            for _ in range(10_000):  # one byte every 50 ms: never a read timeout
+                self.wfile.write(b" ")
+                self.wfile.flush()
+                time.sleep(0.05)
+        except OSError:
+            pass
+
+    def log_message(self, *_: object) -> None:
+        pass
+
+
+class _Huge(http.server.BaseHTTPRequestHandler):
+    compressed = False
+
+    def do_GET(self) -> None:
+        body = PAGE + b" " * (3 << 20)
+        if self.compressed:
+            body = gzip.compress(body)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html")
+        if self.compressed:
+            self.send_header("Content-Encoding", "gzip")
+        else:
+            self.send_header("Connection", "close")  # no length: only the bytes tell
+        self.end_headers()
+        with suppress(OSError):
+            self.wfile.write(body)
+
+    def log_message(self, *_: object) -> None:
+        pass
+
+
+class _HugeGzip(_Huge):
+    compressed = True
+
+
+@pytest.fixture
+def fast(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(simple, "TOTAL_TIMEOUT_S", 1.5)
+    monkeypatch.setattr(simple, "BACKOFF_S", 0.01)
+    monkeypatch.setattr(simple, "ATTEMPTS", 1)
+
+
+def test_a_slow_loris_index_is_given_up_on_in_bounded_time(fast: None) -> None:
+    with serving(_Trickle) as url:
+        started = time.monotonic()
+        with pytest.raises(requests.Timeout, match="did not arrive whole"):
+            simple.project_files(url, "jax", timeout=10)
+        assert time.monotonic() - started < 5
+
+
+@pytest.mark.parametrize("handler", [_Huge, _HugeGzip], ids=["plain", "gzip-bomb"])
+def test_a_page_over_the_cap_is_refused(
+    handler: type[http.server.BaseHTTPRequestHandler], fast: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(simple, "MAX_PAGE_BYTES", 1 << 20)
+    with serving(handler) as url, pytest.raises(simple.PageTooLarge, match="larger than 1 MiB"):
+        simple.project_files(url, "jax")
+    monkeypatch.setattr(simple, "MAX_PAGE_BYTES", 8 << 20)  # the control: under the cap it reads
+    with serving(handler) as url:
+        assert list(simple.project_files(url, "jax")) == ["jax-0.4.30-py3-none-any.whl"]
+
+
+class _DeepJson(http.server.BaseHTTPRequestHandler):
+    def do_GET(self) -> None:
+        body = b'{"files": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+        self.send_response(200)
+        self.send_header("Content-Type", "application/vnd.pypi.simple.v1+json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *_: object) -> None:
+        pass
+
+
+def test_deeply_nested_index_json_is_a_value_error_not_a_crash(fast: None) -> None:
+    with serving(_DeepJson) as url, pytest.raises(ValueError, match="nested too deeply"):
+        simple.project_files(url, "jax")

@@ -1,0 +1,115 @@
+"""Hostile round three's tracebacks, each now one clear message and a documented exit code:
+non-finite and huge numbers and deep nesting in --machine JSON and in environment metadata,
+GPUENV_DOWNLOAD_TIMEOUT of 0, -1, nan, inf or abc (which was silently ignored), Ctrl-C during
+start-up."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from gpuenv.envs.artifacts import READ_TIMEOUT_S, read_timeout
+from gpuenv.envs.errors import StoreInputError
+from gpuenv.errors import USAGE_EXIT, exit_code
+from gpuenv.fs import strict_json
+from installrepos import gpuenv
+
+DEEP = "[" * 100_000 + "]" * 100_000
+MACHINE = {
+    "os": {"family": "linux", "name": "Ubuntu", "version": "22.04", "wsl": False},
+    "arch": "x86_64",
+    "platform": "linux-64",
+    "glibc": "2.35",
+    "pythons": [],
+    "driver": {"version": "550.54.14", "cuda": "12.4"},
+    "gpus": [],
+}
+
+
+@pytest.mark.parametrize(
+    "number", ["NaN", "Infinity", "-Infinity", "1e5000", "9" * 5000, "1." + "5" * 5000]
+)
+def test_machine_json_with_a_number_no_machine_has(number: str, tmp_path: Path) -> None:
+    text = json.dumps(MACHINE).replace('"550.54.14"', '"550.54.14", "x": ' + number)
+    path = tmp_path / "m.json"
+    path.write_text(text)
+    out = gpuenv("resolve", "jax", "--machine", str(path))
+    assert out.returncode == USAGE_EXIT, out.stderr
+    assert "not valid JSON" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_machine_json_nested_too_deeply(tmp_path: Path) -> None:
+    path = tmp_path / "m.json"
+    path.write_text(DEEP)
+    out = gpuenv("resolve", "jax", "--machine", str(path))
+    assert out.returncode == USAGE_EXIT and "nested too deeply" in out.stderr, out.stderr
+
+
+def test_the_strict_reader_keeps_ordinary_json() -> None:
+    assert strict_json.loads('{"a": [1, 2.5, -3e2, null, true]}') == {
+        "a": [1, 2.5, -300.0, None, True]
+    }
+
+
+def test_environment_metadata_nested_too_deeply(tmp_path: Path) -> None:
+    from gpuenv.envs.store import METADATA, CorruptEnvironment, read_metadata
+
+    (tmp_path / METADATA).write_text(DEEP)
+    with pytest.raises(CorruptEnvironment, match="nested too deeply"):
+        read_metadata(tmp_path)
+    (tmp_path / METADATA).write_text('{"backend": NaN}')
+    with pytest.raises(CorruptEnvironment, match="not JSON"):
+        read_metadata(tmp_path)
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "-inf", "abc", "1e400", "90000"])
+def test_a_download_timeout_that_is_not_seconds_is_refused(
+    value: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GPUENV_DOWNLOAD_TIMEOUT", value)
+    with pytest.raises(StoreInputError, match="GPUENV_DOWNLOAD_TIMEOUT") as raised:
+        read_timeout()
+    assert exit_code(raised.value) == USAGE_EXIT
+
+
+def test_a_download_timeout_in_seconds_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GPUENV_DOWNLOAD_TIMEOUT", " 2.5 ")
+    assert read_timeout() == 2.5
+    monkeypatch.delenv("GPUENV_DOWNLOAD_TIMEOUT")
+    assert read_timeout() == READ_TIMEOUT_S
+
+
+# Started through a wrapper that says when the interpreter itself is up: Ctrl-C during Python's
+# own start-up (site, runpy) is the interpreter's to report, not gpuenv's.
+_WRAPPER = (
+    "import sys; from gpuenv._entry import main;"
+    " sys.argv = ['gpuenv', 'resolve', 'jax', '--no-gpu'];"
+    " sys.stderr.write('up\\n'); sys.stderr.flush(); main()"
+)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="POSIX signals")
+@pytest.mark.parametrize("delay", [0.0, 0.02, 0.05, 0.1, 0.2, 0.3])
+def test_ctrl_c_at_any_moment_of_start_up_is_one_line(delay: float) -> None:
+    child = subprocess.Popen(
+        [sys.executable, "-c", _WRAPPER],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stderr is not None
+    assert child.stderr.readline() == "up\n"
+    time.sleep(delay)
+    child.send_signal(signal.SIGINT)
+    _out, err = child.communicate(timeout=60)
+    assert "Traceback" not in err
+    # 130, or death by SIGINT itself (-2), which shells report as 130 too
+    assert child.returncode in (0, 130, -signal.SIGINT), err
+    if child.returncode != 0:
+        assert err.strip().splitlines()[-1] in ("gpuenv: interrupted", "gpuenv: aborted")
