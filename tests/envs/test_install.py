@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from gpuenv.envs.store import EnvLocation, interpreter, list_environments, read_metadata
+from gpuenv.envs.inventory import list_environments
+from gpuenv.envs.store import EnvLocation, interpreter, read_metadata
 from installrepos import InstallRepos, gpuenv, jax_plan, make_lock, run_in
 
 

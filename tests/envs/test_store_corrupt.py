@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 from gpuenv.envs.errors import CorruptEnvironment
-from gpuenv.envs.store import EnvLocation, read_metadata, scan_store
+from gpuenv.envs.inventory import scan_store
+from gpuenv.envs.store import EnvLocation, read_metadata
 from installrepos import InstallRepos, gpuenv, jax_plan, make_lock
 from storehelpers import envs_json, fake_env, fake_metadata, store
 

@@ -12,13 +12,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpuenv.envs.errors import CorruptEnvironment, StoreInputError
+from gpuenv.envs.inventory import scan_store
 from gpuenv.envs.store import (
     METADATA,
     EnvLocation,
     check_name,
     metadata_problem,
     read_metadata,
-    scan_store,
     store_root,
 )
 from storehelpers import fake_env, fake_metadata

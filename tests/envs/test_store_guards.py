@@ -22,12 +22,12 @@ import pytest
 import gpuenv.envs.transaction as transaction
 from gpuenv.envs import fs
 from gpuenv.envs.errors import CorruptEnvironment, InstallError, StoreInputError
+from gpuenv.envs.inventory import remove_environment
 from gpuenv.envs.store import (
     EnvLocation,
     check_name,
     name_problem,
     read_metadata,
-    remove_environment,
     store_root,
 )
 from gpuenv.lock.load import load_locked

@@ -9,7 +9,8 @@ import pytest
 
 from gpuenv.envs import fs
 from gpuenv.envs.errors import InstallError, StoreInputError
-from gpuenv.envs.store import EnvLocation, check_name, remove_environment
+from gpuenv.envs.inventory import remove_environment
+from gpuenv.envs.store import EnvLocation, check_name
 from installrepos import InstallRepos, gpuenv, jax_plan, make_lock, run_in
 from storehelpers import fake_env, outside_folder, snapshot, store
 

@@ -50,7 +50,7 @@ def _env_shadowing(name: str, path: Path) -> tuple[Finding, ...]:
 def gather_environments(verify: bool, timeout: float) -> list[EnvironmentInput]:
     """Every environment in gpuenv's store; verified inside itself unless `verify` is False."""
     from gpuenv.doctor import EnvironmentInput
-    from gpuenv.envs.store import scan_store
+    from gpuenv.envs.inventory import scan_store
 
     scan = scan_store(sizes=False)
     out = []

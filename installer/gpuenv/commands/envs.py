@@ -20,7 +20,7 @@ def envs_command(ctx: click.Context, as_json: bool) -> None:
     leftover version folders; `envs remove NAME` deletes one, `envs clean` the leftovers."""
     if ctx.invoked_subcommand is not None:
         return
-    from gpuenv.envs.store import scan_store
+    from gpuenv.envs.inventory import scan_store
 
     scan = scan_store()
     if as_json:
@@ -85,8 +85,9 @@ def remove_command(ctx: click.Context, name: str, as_json: bool) -> None:
     import contextlib
     import os
 
+    from gpuenv.envs.inventory import remove_environment
     from gpuenv.envs.jupyter import kernel_dir, remove_kernel
-    from gpuenv.envs.store import EnvLocation, remove_environment
+    from gpuenv.envs.store import EnvLocation
     from gpuenv.setup import state_path
 
     where = EnvLocation.named(name)
@@ -107,7 +108,7 @@ def remove_command(ctx: click.Context, name: str, as_json: bool) -> None:
 @click.pass_context
 def clean_command(ctx: click.Context, as_json: bool) -> None:
     """Remove leftover version folders (unfinished builds, replaced versions) from the store."""
-    from gpuenv.envs.store import remove_leftover, scan_store
+    from gpuenv.envs.inventory import remove_leftover, scan_store
 
     as_json = as_json or json_output.requested()  # `envs --json clean` asks for JSON too
     scan = scan_store(sizes=False)

@@ -14,11 +14,10 @@ gpuenv.envs.fs, which never follows a link nor leaves the store.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
@@ -30,7 +29,7 @@ HOME_ENV = "GPUENV_HOME"
 METADATA = "gpuenv-env.json"
 VERSIONS = ".versions"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
-_HASH12 = re.compile(r"[0-9a-f]{12}")
+VERSION_HASH = re.compile(r"[0-9a-f]{12}")
 _MAX_METADATA = 4 * 1024 * 1024
 
 
@@ -97,7 +96,7 @@ class EnvLocation:
     def is_version_name(self, folder: str) -> bool:
         """`<name>-<12 hex>`: a version folder of this environment (and of no other)."""
         head, sep, tail = folder.rpartition("-")
-        return bool(sep) and head == self.name and bool(_HASH12.fullmatch(tail))
+        return bool(sep) and head == self.name and bool(VERSION_HASH.fullmatch(tail))
 
     @property
     def lock_path(self) -> Path:
@@ -138,7 +137,7 @@ class EnvLocation:
             return f"{self.versions} is a link; gpuenv builds environments only in a real folder"
         if fs.lexists(self.link) and self.own_target() is None:
             return (
-                f"{self.link} exists and is not a gpuenv environment ({_why_not_ours(self)});"
+                f"{self.link} exists and is not a gpuenv environment ({why_not_ours(self)});"
                 " gpuenv leaves it alone: choose another --prefix or --name"
             )
         return None
@@ -222,102 +221,7 @@ def interpreter(env_dir: Path) -> Path:
     raise EnvironmentNotFound(f"{env_dir} has no Python interpreter")
 
 
-def folder_size(path: Path) -> int:
-    total = 0
-    for root, _dirs, files in os.walk(path):  # os.walk does not descend into links
-        for name in files:
-            with contextlib.suppress(OSError):
-                total += os.lstat(os.path.join(root, name)).st_size
-    return total
-
-
-# -- the store as a whole: environments, broken entries, leftovers ---------------------------
-
-
-@dataclass(frozen=True)
-class EnvSummary:
-    name: str
-    path: Path
-    metadata: dict[str, Any]
-    size: int
-
-
-@dataclass(frozen=True)
-class BrokenEntry:
-    """Something in the store that is not a working environment, and why."""
-
-    name: str
-    path: Path
-    reason: str
-    made_by_gpuenv: bool  # a link gpuenv made (reinstall or remove it); else leave it be
-
-
-@dataclass(frozen=True)
-class Leftover:
-    """A version folder no environment links to: an unfinished build or a replaced version."""
-
-    path: Path
-    env: str
-    reason: str
-    size: int
-
-
-@dataclass(frozen=True)
-class StoreScan:
-    envs: list[EnvSummary] = field(default_factory=list)
-    broken: list[BrokenEntry] = field(default_factory=list)
-    leftovers: list[Leftover] = field(default_factory=list)
-
-
-def _entries(folder: Path) -> list[os.DirEntry[str]]:
-    try:
-        with os.scandir(folder) as it:
-            return sorted(it, key=lambda e: e.name)
-    except OSError:
-        return []
-
-
-def scan_store(sizes: bool = True) -> StoreScan:
-    """Every entry of the store, each judged on its own: one corrupt entry hides no other."""
-    root = store_root()
-    scan = StoreScan()
-    linked: set[str] = set()
-    for entry in _entries(root):
-        if entry.name.startswith("."):
-            continue
-        path = root / entry.name
-        problem = name_problem(entry.name)
-        if problem:
-            scan.broken.append(
-                BrokenEntry(entry.name, path, f"not an environment name ({problem})", False)
-            )
-            continue
-        location = EnvLocation.named(entry.name)
-        target = location.linked_version()
-        if target is None:
-            ours = location.own_target() is not None  # a link gpuenv made, now dangling
-            scan.broken.append(BrokenEntry(entry.name, path, _why_not_ours(location), ours))
-            continue
-        linked.add(target.name)
-        try:
-            metadata = read_metadata(target)
-        except CorruptEnvironment as exc:
-            scan.broken.append(BrokenEntry(entry.name, path, str(exc), True))
-            continue
-        scan.envs.append(
-            EnvSummary(entry.name, path, metadata, folder_size(target) if sizes else 0)
-        )
-    scan.leftovers.extend(_leftovers(root / VERSIONS, linked, sizes))
-    return scan
-
-
-def list_environments() -> list[EnvSummary]:
-    """The working environments of the store, for callers of the package (`gpuenv envs` uses
-    scan_store, which also tells the broken ones and the leftovers)."""
-    return scan_store().envs
-
-
-def _why_not_ours(location: EnvLocation) -> str:
+def why_not_ours(location: EnvLocation) -> str:
     link = location.link
     target = fs.link_target(link)
     if target is not None:
@@ -329,103 +233,3 @@ def _why_not_ours(location: EnvLocation) -> str:
     if fs.is_real_dir(link):
         return "a folder, not a link gpuenv made"
     return "a stray file, not an environment"
-
-
-def _leftovers(versions: Path, linked: set[str], sizes: bool) -> list[Leftover]:
-    out = []
-    for entry in _entries(versions):
-        env, _, tail = entry.name.rpartition("-")
-        if entry.name in linked or not (env and _HASH12.fullmatch(tail)) or name_problem(env):
-            continue
-        path = versions / entry.name
-        if not fs.is_real_dir(path):
-            continue
-        complete = (path / METADATA).is_file()
-        reason = "a replaced version (unlinked)" if complete else "an unfinished build"
-        out.append(Leftover(path, env, reason, folder_size(path) if sizes else 0))
-    return out
-
-
-def leftovers_of(location: EnvLocation) -> list[Path]:
-    """This environment's version folders its link does not point at (hold its lock)."""
-    live = location.linked_version()
-    return [
-        location.versions / e.name
-        for e in _entries(location.versions)
-        if location.is_version_name(e.name)
-        and (live is None or e.name != live.name)
-        and fs.is_real_dir(location.versions / e.name)
-    ]
-
-
-# -- removal ----------------------------------------------------------------------------------
-
-
-def remove_environment(location: EnvLocation) -> Path:
-    """Remove a named environment: its link and the folders gpuenv built for it.
-
-    Only a link gpuenv made is removed, never what an alias or a foreign link points to; the
-    folders removed are real folders inside the store (gpuenv.envs.fs).
-    """
-    link = location.link
-    if not fs.lexists(link):
-        raise EnvironmentNotFound(f"no gpuenv environment at {link}")
-    if location.own_target() is None:  # refused before anything, even a lock file, is made
-        raise StoreInputError(_not_ours_message(location))
-    try:
-        return _remove_locked(location)
-    except OSError as exc:
-        raise fs.removal_error(exc, str(link)) from exc
-
-
-def _remove_locked(location: EnvLocation) -> Path:
-    from gpuenv.envs.filelock import exclusive, timeout_from_env
-
-    link = location.link
-    with exclusive(location.lock_path, timeout=timeout_from_env(), what=location.name):
-        target = location.linked_version()
-        if target is None and remove_dangling_link(location):
-            return link
-        if target is None:
-            raise StoreInputError(_not_ours_message(location))
-        folders = [target, *leftovers_of(location)]
-        for folder in folders:  # every check before the first change
-            fs.check_removable(folder, location.root)
-        fs.remove_link(link)
-        for folder in folders:
-            fs.remove_tree(folder, location.root)
-    return target
-
-
-def _not_ours_message(location: EnvLocation) -> str:
-    return (
-        f"{location.link} is {_why_not_ours(location)}; gpuenv removes only what it made, so it"
-        " leaves this alone (remove it yourself if you mean to)"
-    )
-
-
-def remove_leftover(leftover: Leftover) -> bool:
-    """Remove one leftover version folder, unless an install of its environment is running."""
-    from gpuenv.envs.errors import LockTimeout
-    from gpuenv.envs.filelock import exclusive
-
-    location = EnvLocation.named(leftover.env)
-    try:
-        with exclusive(location.lock_path, timeout=0, what=location.name):
-            if leftover.path in leftovers_of(location):  # still one, now that we hold the lock
-                fs.remove_tree(leftover.path, location.root)
-                return True
-    except LockTimeout:
-        return False
-    except OSError as exc:
-        raise fs.removal_error(exc, str(leftover.path)) from exc
-    return False
-
-
-def remove_dangling_link(location: EnvLocation) -> bool:
-    """A link gpuenv made whose version folder is gone: remove the link (nothing else)."""
-    target = location.own_target()
-    if target is None or fs.lexists(target):
-        return False
-    fs.remove_link(location.link)
-    return True

@@ -25,10 +25,10 @@ from typing import TYPE_CHECKING, Optional
 from gpuenv.envs import fs, windows
 from gpuenv.envs.errors import CorruptEnvironment, InstallError, StoreInputError
 from gpuenv.envs.filelock import exclusive, timeout_from_env
+from gpuenv.envs.inventory import leftovers_of
 from gpuenv.envs.store import (
     EnvLocation,
     interpreter,
-    leftovers_of,
     read_metadata,
     write_metadata,
 )
