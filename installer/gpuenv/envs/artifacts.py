@@ -29,7 +29,6 @@ import hashlib
 import os
 import re
 import stat
-import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
@@ -40,11 +39,10 @@ from urllib.parse import unquote, urldefrag, urlsplit
 
 from gpuenv.cache import tag_cache
 from gpuenv.envs.errors import HashMismatchError, InstallError, StoreInputError
+from gpuenv.envs.sources import PortableResolver, file_url_path
 from gpuenv.fs.safe_paths import UnsafePathError, inside, is_sha256, plain_name
-from gpuenv.index.config import IndexConfig, default_index_url, uv_sources
-from gpuenv.index.redact import redact_url
-from gpuenv.index.simple import project_files
-from gpuenv.lock.model import PORTABLE_PREFIX, LockedEnvironment
+from gpuenv.index.config import IndexConfig
+from gpuenv.lock.model import LockedEnvironment
 
 CHUNK = 1 << 20
 ATTEMPTS = 4  # one try and three retries, 0.5 s, 1 s and 2 s apart
@@ -126,7 +124,7 @@ def gather(
     out = []
     cache = Path(os.path.abspath(cache))
     house = Path(os.path.abspath(wheelhouse)) if wheelhouse is not None else None
-    resolver = _PortableResolver(indexes or IndexConfig())
+    resolver = PortableResolver(indexes or IndexConfig())
     for art in artifacts:
         _check_names(art)
         source: Source
@@ -138,7 +136,7 @@ def gather(
         if art.kind == "conda":  # py-rattler's own checks fall short: it gets a checked copy
             url = _checked_copy(cache, art, source, progress).as_uri()
         elif url.startswith("file://") and house is None:
-            _regular_file(_file_url_path(url))  # uv would block on a pipe, not refuse it
+            _regular_file(file_url_path(url))  # uv would block on a pipe, not refuse it
         out.append(InstallSource(art, _installer_url(art, url)))
     return out
 
@@ -153,7 +151,7 @@ def fetch_all(
     """Every artifact as a checked file named plainly in `dest` (a wheelhouse for `--from`)."""
     out = []
     dest = Path(os.path.abspath(dest))
-    resolver = _PortableResolver(indexes or IndexConfig())
+    resolver = PortableResolver(indexes or IndexConfig())
     for art in artifacts:
         _check_names(art)
         path = inside(dest, art.filename, f"{art.name}'s file name")
@@ -306,7 +304,7 @@ def _read(source: Source) -> Iterator[tuple[bytes, int, Optional[int]]]:
     if isinstance(source, Path) or source.startswith("file://"):
         # a wheelhouse entry is never followed through a link; neither blocks on a pipe
         wheelhouse = isinstance(source, Path)
-        path = source if isinstance(source, Path) else _file_url_path(source)
+        path = source if isinstance(source, Path) else file_url_path(source)
         with _open_regular(path, follow=not wheelhouse) as fh:
             total = os.fstat(fh.fileno()).st_size
             done = 0
@@ -352,11 +350,6 @@ def _open_regular(path: Path, *, follow: bool) -> BinaryIO:
     return os.fdopen(fd, "rb")
 
 
-def _file_url_path(url: str) -> Path:
-    path = unquote(urlsplit(url).path)
-    return Path(path.lstrip("/") if sys.platform == "win32" else path)
-
-
 def read_timeout() -> float:
     """GPUENV_DOWNLOAD_TIMEOUT: seconds, a finite number above 0 (requests would wait forever
     on inf, fail at once on 0, crash on nan or -1); anything else is a usage error (exit 2)."""
@@ -391,77 +384,3 @@ def _disk_advice(path: Path, exc: OSError) -> str:
     else:
         fix = "fix the folder, then run the same command again"
     return f"cannot write {path}: {reason}; {fix}. Nothing was installed."
-
-
-class _PortableResolver:
-    """index:///<project>/<file> -> that file's URL on the user's configured indexes.
-
-    Where the user configured them: pip's settings (or the caller's IndexConfig) and uv's own
-    (its variables and uv.toml, read only once a portable entry needs them), so a mirror set up
-    for either tool is found. Any index may serve the file: uv checks it against the lockfile's
-    sha256.
-    """
-
-    def __init__(self, indexes: IndexConfig) -> None:
-        self.indexes = indexes
-        self._pages: dict[tuple[str, str], dict[str, str]] = {}
-        self._where: Optional[tuple[list[str], list[str]]] = None
-
-    def url(self, art: Artifact) -> str:
-        if not art.url.startswith(PORTABLE_PREFIX):
-            if art.kind == "pip" and art.url.startswith("file://"):
-                _local_wheel(art)
-            return art.url
-        project = art.url[len(PORTABLE_PREFIX) :].split("/", 1)[0]
-        indexes, links = self._locations()
-        for link in links:
-            if urlsplit(link).scheme != "file":
-                continue  # a find-links page: its files are on an index too, or not portable
-            candidate = _file_url_path(link) / art.filename
-            if candidate.is_file():
-                return candidate.as_uri()
-        tried = []
-        for index in indexes:
-            key = (index, project)
-            if key not in self._pages:
-                try:
-                    self._pages[key] = project_files(index, project)
-                except FileNotFoundError:
-                    self._pages[key] = {}
-                except Exception as exc:
-                    tried.append(f"{redact_url(index)} ({type(exc).__name__})")
-                    continue
-            if art.filename in self._pages[key]:
-                return self._pages[key][art.filename]
-            tried.append(redact_url(index))  # shown in the error: no password
-        raise InstallError(
-            f"{art.filename} (from a portable lockfile) is on none of the configured indexes:"
-            f" {', '.join(tried)}"
-        )
-
-    def _locations(self) -> tuple[list[str], list[str]]:
-        """The indexes, in order, and the find-links locations to look in (as URLs)."""
-        if self._where is None:
-            uv = uv_sources()
-            config = self.indexes
-            indexes = [*config.all_indexes(), *uv.indexes]
-            if not config.index_url:
-                indexes.append(uv.default_index or default_index_url())
-            links = [
-                link if "://" in link else Path(os.path.abspath(link)).as_uri()
-                for link in config.find_links
-            ]
-            self._where = list(dict.fromkeys(indexes)), [*links, *uv.find_links]
-        return self._where
-
-
-def _local_wheel(art: Artifact) -> None:
-    """A wheel the lockfile names by a local path (locked from a find-links folder or a local
-    index: see gpuenv.not_portable in the lockfile) must be there on this machine too."""
-    path = _file_url_path(art.url)
-    if not os.path.lexists(path):
-        raise InstallError(
-            f"cannot read {path}: no such file here. The lockfile names {art.filename} by a"
-            " path on the machine that locked it; copy the wheel there (the lockfile's sha256"
-            " is checked), or lock again from an index that publishes it."
-        )
