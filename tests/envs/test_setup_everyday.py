@@ -100,14 +100,17 @@ def env_python() -> Path:
 def test_extra_packages_are_locked_with_the_framework_and_survive_a_rebuild(
     local: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, _out, err = gpuenv_main("setup", "jax", "tinytool<2", capsys=capsys)
+    code, out, err = gpuenv_main("setup", "jax", "tinytool<2", capsys=capsys)
     assert code == 0, err
+    assert "(new, venv)" in out
     assert run_in(env_python(), "import jax, tinytool; print(tinytool.V)") == "1"
     assert read_state("default")["packages"] == ["tinytool<2"]
     # a new knowledge base (here: a newer JAX) rebuilds the environment: tinytool stays
     local["jax"] = "0.4.31"
-    code, _out, err = gpuenv_main("setup", "--force", capsys=capsys)  # as a changed inputs hash
+    code, out, err = gpuenv_main("setup", "--force", capsys=capsys)  # as a changed inputs hash
     assert code == 0, err
+    # the summary does not call a replaced environment new (issue 18)
+    assert "(rebuilt, replacing the one there, venv)" in out and "(new," not in out
     assert "using the frameworks recorded for this environment: jax" in err
     assert "keeping the packages added earlier: tinytool<2" in err
     assert "replacing environment default (jax 0.4.30 [cpu]) with (jax 0.4.31 [cpu])" in err

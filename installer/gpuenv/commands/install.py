@@ -85,8 +85,10 @@ def install_command(
             return
         # before any download
         base_python = check_python_available(locked, uv=uv, offline=offline, lookup=lookup)
+    from gpuenv.envs.inventory import what_is_there
+
     report = Reporter(quiet=quiet)
-    replaced = _replacing(where)
+    replaced = what_is_there(where)
     if replaced:  # said before any download: the old environment stays until the switch
         report.say(f"replacing {replaced} at {where.link} with {_stack(locked)}")
     files = gather(
@@ -126,28 +128,11 @@ def _stack(locked: Any) -> str:
     return ", ".join(f"{n} {f.version} [{f.variant}]" for n, f in locked.plan.frameworks.items())
 
 
-def _replacing(where: Any) -> Optional[str]:
-    """What a new install at `where` replaces, in words; None where nothing is there yet."""
-    from gpuenv.envs.errors import InstallError
-    from gpuenv.envs.store import read_metadata
-
-    current = where.current()
-    if current is None:
-        return None
-    try:
-        old = read_metadata(current).get("stack") or {}
-    except (InstallError, OSError):  # an unreadable one is replaced too, as install says
-        return "what is there"
-    return (
-        "the environment there ("
-        + (", ".join(f"{n} {v}" for n, v in sorted(old.items())) or "no frameworks")
-        + ")"
-    )
-
-
 def _say_dry_run(locked: Any, where: Any, lockfile: Path) -> None:
     """What `install` would do, from the checked lockfile and the environment there now."""
-    replaced = _replacing(where)
+    from gpuenv.envs.inventory import what_is_there
+
+    replaced = what_is_there(where)
     click.echo(
         f"would install {_stack(locked)} (Python {locked.python}, {len(locked.conda)} conda and"
         f" {len(locked.pip)} pip packages, each hash-checked) from {lockfile.name} at"

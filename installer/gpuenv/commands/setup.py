@@ -237,6 +237,9 @@ def run_setup(
             )
         return
 
+    from gpuenv.envs.inventory import what_is_there
+
+    replaced = what_is_there(location)  # setup's notes (_before_replacing) say what changes
     locked, result, verdict = _lock_install_verify(
         chosen, location, indexes, lab is not None, report, name
     )
@@ -269,7 +272,16 @@ def run_setup(
     }
     write_state(name, record)
     status = "installed" if result.changed else "unchanged"
-    _finish(as_json, status, name, record, result.link, verified=verdict.ok, backend=result.backend)
+    _finish(
+        as_json,
+        status,
+        name,
+        record,
+        result.link,
+        verified=verdict.ok,
+        backend=result.backend,
+        replaced=bool(replaced) and result.changed,
+    )
     if not verdict.ok:
         raise SystemExit(1)
 
@@ -454,6 +466,12 @@ def _register_kernel(link: Path, backend: str, name: str, stack: str) -> Path:
     return register_kernel(python, name, stack, env, os.environ)
 
 
+def _how(status: str, replaced: bool) -> str:
+    if status != "installed":
+        return "unchanged"
+    return "rebuilt, replacing the one there" if replaced else "new"
+
+
 def _finish(
     as_json: bool,
     status: str,
@@ -463,6 +481,7 @@ def _finish(
     *,
     verified: Optional[bool] = None,
     backend: Optional[str] = None,
+    replaced: bool = False,
 ) -> None:
     verified = bool(record.get("verified")) if verified is None else verified
     if as_json:
@@ -472,6 +491,7 @@ def _finish(
             **{
                 **(record.get("summary") or {}),
                 "status": status,
+                "replaced": replaced,
                 "name": name,
                 "environment": str(link),
                 "stack": record.get("stack"),
@@ -496,9 +516,7 @@ def _finish(
         return
     where = f" (lab class {record['lab_class']})" if record.get("lab_class") else ""
     click.echo(f"gpuenv setup: {record.get('stack')}, Python {record.get('python_version')}{where}")
-    click.echo(
-        f"  environment: {link}  ({'new' if status == 'installed' else 'unchanged'}, {backend})"
-    )
+    click.echo(f"  environment: {link}  ({_how(status, replaced)}, {backend})")
     if record.get("packages"):
         click.echo(f"  packages:    {', '.join(record['packages'])}")
     click.echo(f"  lockfile:    {record.get('lockfile')}")

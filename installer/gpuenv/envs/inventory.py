@@ -9,10 +9,15 @@ import contextlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from gpuenv.envs import fs
-from gpuenv.envs.errors import CorruptEnvironment, EnvironmentNotFound, StoreInputError
+from gpuenv.envs.errors import (
+    CorruptEnvironment,
+    EnvironmentNotFound,
+    InstallError,
+    StoreInputError,
+)
 from gpuenv.envs.store import (
     METADATA,
     VERSION_HASH,
@@ -218,3 +223,19 @@ def remove_dangling_link(location: EnvLocation) -> bool:
         return False
     fs.remove_link(location.link)
     return True
+
+
+def what_is_there(where: EnvLocation) -> Optional[str]:
+    """What a new install at `where` replaces, in words; None where nothing is there yet."""
+    current = where.current()
+    if current is None:
+        return None
+    try:
+        old = read_metadata(current).get("stack") or {}
+    except (InstallError, OSError):  # an unreadable one is replaced too, as install says
+        return "what is there"
+    return (
+        "the environment there ("
+        + (", ".join(f"{n} {v}" for n, v in sorted(old.items())) or "no frameworks")
+        + ")"
+    )
