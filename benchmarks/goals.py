@@ -8,7 +8,7 @@ benchmarks cannot rot. Without it: 20 rounds of the quick commands, 10 of lock, 
 
 Before measuring, the bytecode of gpuenv's own environment is compiled (`compileall`), as any
 Python does on a package's first import; a machine that sets PYTHONDONTWRITEBYTECODE (this
-project's VM does) would otherwise recompile gpuenv, click, conda-lock and pydantic from source
+project's VM does) would otherwise recompile gpuenv, click and its other imports from source
 on every run, which no ordinary installation does. The environments the benchmarks install are
 left as uv makes them (no bytecode), on both sides alike.
 """
