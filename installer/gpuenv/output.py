@@ -35,3 +35,16 @@ def debug(message: str) -> None:
         from gpuenv.index.redact import redact_text
 
         print(f"gpuenv: {redact_text(message)}", file=sys.stderr, flush=True)
+
+
+def shown(text: object) -> str:
+    """`text` safe to print on a terminal: control characters (an escape sequence from a
+    lockfile, a newline in a store entry's name) appear as \\xNN escapes, never act."""
+    return "".join(
+        c
+        if c.isprintable() or c == " "
+        else f"\\x{ord(c):02x}"
+        if ord(c) < 256
+        else f"\\u{ord(c):04x}"
+        for c in str(text)
+    )

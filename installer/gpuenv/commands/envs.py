@@ -21,6 +21,7 @@ def envs_command(ctx: click.Context, as_json: bool) -> None:
     if ctx.invoked_subcommand is not None:
         return
     from gpuenv.envs.inventory import scan_store
+    from gpuenv.output import shown
 
     scan = scan_store()
     if as_json:
@@ -32,14 +33,19 @@ def envs_command(ctx: click.Context, as_json: bool) -> None:
     for e in scan.envs:
         stack = ", ".join(f"{k} {v}" for k, v in (e.metadata.get("stack") or {}).items())
         click.echo(
-            f"{e.name:<16} {stack or '-':<40} py{e.metadata.get('python')}  "
-            f"{str(e.metadata.get('lockfile_sha256', ''))[:12]}  {e.size / 1e6:8.1f} MB  {e.path}"
+            shown(
+                f"{e.name:<16} {stack or '-':<40} py{e.metadata.get('python')}  "
+                f"{str(e.metadata.get('lockfile_sha256', ''))[:12]}  {e.size / 1e6:8.1f} MB  {e.path}"
+            )
         )
     for b in scan.broken:
-        click.echo(f"{b.name:<16} BROKEN: {b.reason}  ({b.path})")
+        click.echo(shown(f"{b.name:<16} BROKEN: {b.reason}  ({b.path})"))
     for left in scan.leftovers:
         click.echo(
-            f"{'(leftover)':<16} {left.reason} of {left.env}  {left.size / 1e6:8.1f} MB  {left.path}"
+            shown(
+                f"{'(leftover)':<16} {left.reason} of {left.env}  {left.size / 1e6:8.1f} MB"
+                f"  {left.path}"
+            )
         )
     if scan.leftovers:
         click.echo("remove the leftovers with `gpuenv envs clean`")

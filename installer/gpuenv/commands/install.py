@@ -125,7 +125,12 @@ def install_command(
 
 
 def _stack(locked: Any) -> str:
-    return ", ".join(f"{n} {f.version} [{f.variant}]" for n, f in locked.plan.frameworks.items())
+    """The lockfile's stack, as text safe to print (the file is untrusted)."""
+    from gpuenv.output import shown
+
+    return shown(
+        ", ".join(f"{n} {f.version} [{f.variant}]" for n, f in locked.plan.frameworks.items())
+    )
 
 
 def _say_dry_run(locked: Any, where: Any, lockfile: Path) -> None:

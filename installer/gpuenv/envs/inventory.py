@@ -234,8 +234,7 @@ def what_is_there(where: EnvLocation) -> Optional[str]:
         old = read_metadata(current).get("stack") or {}
     except (InstallError, OSError):  # an unreadable one is replaced too, as install says
         return "what is there"
-    return (
-        "the environment there ("
-        + (", ".join(f"{n} {v}" for n, v in sorted(old.items())) or "no frameworks")
-        + ")"
-    )
+    from gpuenv.output import shown  # the metadata on disk is untrusted
+
+    stack = ", ".join(f"{n} {v}" for n, v in sorted(old.items()))
+    return f"the environment there ({shown(stack) or 'no frameworks'})"
