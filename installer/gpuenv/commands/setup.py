@@ -442,7 +442,9 @@ def _before_replacing(location: Any, stack: str, name: str) -> list[str]:
     except EnvironmentNotFound:
         return []
     lines = []
-    old = ", ".join(f"{n} {v}" for n, v in (meta.get("stack") or {}).items())
+    from gpuenv.output import shown  # the metadata on disk is untrusted
+
+    old = shown(", ".join(f"{n} {v}" for n, v in (meta.get("stack") or {}).items()))
     if old and old != stack:
         lines.append(f"note: replacing environment {name} ({old}) with ({stack})")
     if "pip_packages" in meta and meta.get("backend") == "venv":
