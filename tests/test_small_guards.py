@@ -112,10 +112,11 @@ def test_cache_clean_refuses_an_untagged_folder_with_other_files(
     with pytest.raises(CacheError, match="nothing was removed"):
         clean_cache()
     assert (home / "projects" / "thesis.tex").read_text() == "years of work"
-    tag_cache(home)  # once tagged as a cache, it is one
+    tag_cache(home)  # once tagged as a cache, it is one: gpuenv's own kinds go, nothing else
     assert (home / TAG_NAME).is_file()
     clean_cache()
-    assert [p.name for p in home.iterdir()] == [TAG_NAME]
+    assert sorted(p.name for p in home.iterdir()) == sorted([TAG_NAME, "projects"])  # recipes went
+    assert (home / "projects" / "thesis.tex").read_text() == "years of work"
 
 
 def test_auto_locks_an_old_stack_as_of_its_era(tmp_path: Path) -> None:

@@ -45,7 +45,9 @@ def test_tensorflow_on_wsl2_with_an_rtx_3060(describe, kb, tmp_path: Path) -> No
 def test_tensorflow_2_10_1_on_cpu_linux_keeps_numpy_below_2(describe, kb, tmp_path: Path) -> None:
     plan = resolve(describe(None, None, "linux", "x86_64"), ["tensorflow==2.10.1"], kb=kb)
     locked = versions(lock(plan, tmp_path))
-    assert locked["tensorflow"] == Version("2.10.1")
+    # a CPU plan takes TensorFlow's CPU-only package where it exists (issue 19)
+    assert plan.frameworks["tensorflow"].package == "tensorflow-cpu"
+    assert locked["tensorflow-cpu"] == Version("2.10.1")
     assert locked["numpy"] < Version("2")
 
 
