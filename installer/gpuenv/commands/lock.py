@@ -6,7 +6,6 @@ gpuenv.lock.session, where setup and lab can share them, is the part of issue 17
 
 from __future__ import annotations
 
-import json
 import shlex
 from dataclasses import dataclass
 from pathlib import Path
@@ -528,13 +527,14 @@ MAX_PLAN_BYTES = 4 << 20
 
 def _read_plan_file(path: Path) -> Any:
     """A Plan from `gpuenv resolve --json` (a file from elsewhere: checked like a lockfile's)."""
+    from gpuenv.fs import strict_json
     from gpuenv.fs.safe_paths import read_bounded
     from gpuenv.lock.plan_fields import check_plan
     from gpuenv.resolve.plan import Plan
 
     raw = read_bounded(path, MAX_PLAN_BYTES, "plan file")
-    try:
-        data = json.loads(raw.decode("utf-8"))
+    try:  # NaN, 5000-digit numbers and deep nesting are refused, never a traceback
+        data = strict_json.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise click.UsageError(f"--plan {path}: not a JSON plan ({exc})") from exc
     if isinstance(data, dict):

@@ -109,6 +109,8 @@ def read_lab_data(path: Path) -> dict[str, Any]:
         raise LabError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
     except tomllib.TOMLDecodeError as exc:
         raise LabError(f"{path}: not valid TOML: {exc}") from exc
+    except RecursionError:  # tomllib recurses on nested arrays and inline tables
+        raise LabError(f"{path}: not a lab file gpuenv can read (nested too deeply)") from None
 
 
 def parse_lab(data: dict[str, Any], path: Path) -> LabSpec:

@@ -10,7 +10,6 @@ because gpuenv never builds at install time.
 from __future__ import annotations
 
 import hashlib
-import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any
 from packaging.pylock import Pylock, PylockValidationError
 from packaging.utils import canonicalize_name
 
+from gpuenv.fs import strict_json
 from gpuenv.lock.errors import LockfileError
 from gpuenv.lock.model import LockedEnvironment, PipEntry
 from gpuenv.lock.plan_fields import check_plan
@@ -47,6 +47,8 @@ def _load(raw: bytes, path: Path) -> dict[str, Any]:
         data = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise _fail(path, f"not a TOML file: {exc}") from exc
+    except RecursionError:  # tomllib recurses on nested arrays and inline tables
+        raise _fail(path, "not a pylock.toml gpuenv can read (nested too deeply)") from None
     return data
 
 
@@ -68,9 +70,9 @@ def _plan(path: Path, tool: Mapping[str, Any]) -> Plan:
     if not isinstance(text, str):
         raise _fail(path, "[tool.gpuenv] has no plan")
     try:
-        data = json.loads(text)
-    except (ValueError, RecursionError):
-        raise _fail(path, "[tool.gpuenv] plan is not JSON") from None
+        data = strict_json.loads(text)
+    except ValueError as exc:
+        raise _fail(path, f"[tool.gpuenv] plan is not JSON ({exc})") from None
     problem = check_plan(data)  # the conda-lock reader's own check of the same plan
     if problem:
         raise _fail(path, f"[tool.gpuenv] plan: {problem}")
