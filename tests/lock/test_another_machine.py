@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from gpuenv.cli import main
 from gpuenv.lock.load import load_locked
 from localrepos import build_simple_index, build_wheel
+from lockdata import in_process
 
 WIN311 = "cp311-cp311-win_amd64"
 FLAGS = ["jax", "--no-gpu", "--os", "windows", "--python", "3.11", "--exclude-newer", "none"]
@@ -56,22 +56,15 @@ class Ran:
 
 
 @pytest.fixture
-def gpuenv(
-    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> Callable[..., Ran]:
+def gpuenv(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Callable[..., Ran]:
     monkeypatch.setenv("GPUENV_CACHE_DIR", str(tmp_path / "gpuenv-cache"))
     monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
     monkeypatch.delenv("PIP_FIND_LINKS", raising=False)
     monkeypatch.delenv("PIP_EXTRA_INDEX_URL", raising=False)
 
     def run(*args: str) -> Ran:
-        try:
-            main(list(args))
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-        out = capsys.readouterr()
-        return Ran(code, out.out + out.err)
+        code, out, err = in_process(*args)  # the shared runner: exit status, stdout, stderr
+        return Ran(code, out + err)
 
     return run
 

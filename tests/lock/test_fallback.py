@@ -18,13 +18,13 @@ import pytest
 import requests
 
 import gpuenv.lock.availability as availability
-from gpuenv.cli import main
 from gpuenv.index.config import IndexConfig
 from gpuenv.lock.availability import framework_packages, one_line_per_host, resolve_with_sources
 from gpuenv.lock.fallback import FallbackRefusedError
 from gpuenv.resolve import resolve
 from isolation import only_index
 from localrepos import build_simple_index, build_wheel
+from lockdata import in_process
 
 LAPTOP = ["--os", "windows", "--gpu", "GeForce 940M", "--driver", "457.49"]
 LAB = """
@@ -82,17 +82,12 @@ class Ran:
 
 
 @pytest.fixture
-def gpuenv(capsys: pytest.CaptureFixture[str]) -> Callable[..., Ran]:
+def gpuenv() -> Callable[..., Ran]:
     """gpuenv's own entry point (its exit statuses), in this process (the patched sources)."""
 
     def run(*args: str) -> Ran:
-        try:
-            main(list(args))
-            code = 0
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-        out = capsys.readouterr()
-        return Ran(code, out.out + out.err)
+        code, out, err = in_process(*args)  # the shared runner: exit status, stdout, stderr
+        return Ran(code, out + err)
 
     return run
 
