@@ -239,3 +239,21 @@ def test_jax_rows_come_from_its_extras_and_plugin(tmp_path, kb) -> None:
     assert cuda["cudnn"] == "9.10.2" and cuda["cuda"] == "TODO" and cuda["archs"] == "TODO"
     assert "nvidia-cudnn-cu12<10.0,>=9.10.2.21" in cuda["pip_libs"]
     assert "METADATA of jax_cuda12_plugin-0.13.0" in cuda["source"]
+
+
+def test_cuda_13_library_pins_without_a_suffix_are_drafted() -> None:
+    from gpuenv.recipes.draft.collect import cuda_pins
+
+    metadata = (
+        b"Metadata-Version: 2.1\nName: jax-cuda13-plugin\n"
+        b'Requires-Dist: nvidia-cublas>=13.0.0.19; sys_platform == "linux" and extra == "with-cuda"\n'
+        b"Requires-Dist: nvidia-cudnn-cu13==9.12.0.46\n"
+        b"Requires-Dist: jax-cuda13-pjrt==0.12.1\n"
+        b"Requires-Dist: numpy>=2\n"
+    )
+    libs, cudnn = cuda_pins(metadata)
+    assert [lib.split(";")[0].split(">")[0].split("=")[0] for lib in libs] == [
+        "nvidia-cublas",
+        "nvidia-cudnn-cu13",
+    ]
+    assert cudnn == "9.12.0.46"

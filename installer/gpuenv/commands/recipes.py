@@ -71,14 +71,20 @@ def check_command(
             errors=len(errors),
             warnings=len(findings) - len(errors),
             strict=strict,
-            findings=[{"level": f.level, "where": f.where, "message": f.message} for f in findings],
+            findings=[f.to_json() for f in findings],
             counts=counts,
         )
         if errors:
             raise SystemExit(1)
         return
     summary = ", ".join(f"{v} {k}" for k, v in counts.items())
-    click.echo(f"{len(errors)} errors, {len(findings) - len(errors)} warnings ({summary})")
+    news = sum(1 for f in findings if f.upstream)
+    upstream = (
+        f"; {news} of them upstream news (record with `gpuenv recipes draft`)" if news else ""
+    )
+    click.echo(
+        f"{len(errors)} errors, {len(findings) - len(errors)} warnings{upstream} ({summary})"
+    )
     if errors:
         raise SystemExit(1)
 
@@ -190,7 +196,7 @@ def verify_command(
             ok=not errors,
             exit_status=1,
             readings=[r.to_json() for r in readings],
-            findings=[{"level": f.level, "where": f.where, "message": f.message} for f in findings],
+            findings=[f.to_json() for f in findings],
         )
     else:
         for finding in findings:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Optional
 
 from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
@@ -26,9 +27,24 @@ class Finding:
     level: str  # error | warning
     where: str
     message: str
+    # The index publishes something the knowledge base does not record yet (a new release, new
+    # wheels): news for the maintenance check to record, not a fault in what is recorded.
+    upstream: bool = False
+    # For a new release: the (framework, version) `gpuenv recipes draft` drafts rows for.
+    draft: Optional[tuple[str, str]] = None
 
     def __str__(self) -> str:
-        return f"{self.level}: {self.where}: {self.message}"
+        tag = " (upstream news)" if self.upstream else ""
+        return f"{self.level}{tag}: {self.where}: {self.message}"
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "level": self.level,
+            "where": self.where,
+            "message": self.message,
+            "upstream": self.upstream,
+            "draft": list(self.draft) if self.draft else None,
+        }
 
 
 def check(kb: KnowledgeBase) -> list[Finding]:

@@ -6,13 +6,31 @@ resolve stays pure: lock and setup call this with what their availability probe 
 
 from __future__ import annotations
 
+import shlex
+import sys
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 
 from packaging.version import InvalidVersion, Version
 
+import gpuenv
 from gpuenv.recipes.kb import KnowledgeBase
 
-UPDATE_HINT = "update gpuenv (`pip install -U gpuenv`) to plan with it"
+
+def update_hint(package_file: str = gpuenv.__file__, python: str = sys.executable) -> str:
+    """What really updates this gpuenv: its knowledge base ships with the checkout it was
+    installed from. Never `pip install gpuenv`: that name on the index is not this project's."""
+    checkout = Path(package_file).resolve().parent.parent.parent  # <checkout>/installer/gpuenv
+    if (checkout / "recipes").is_dir() and (checkout / "pyproject.toml").is_file():
+        where = shlex.quote(str(checkout))
+        return (
+            f"update the gpuenv checkout it runs from (`git -C {where} pull`, then"
+            f" `{shlex.quote(python)} -m pip install -e {where}`) to plan with it"
+        )
+    return (
+        "reinstall gpuenv from an updated checkout of its repository (`git pull` there, then"
+        " `pip install CHECKOUT`) to plan with it"
+    )
 
 
 def newer_releases(
@@ -31,7 +49,7 @@ def newer_releases(
             top = max(newer)
             out.append(
                 f"the index publishes {name} {top}, newer than the newest {name} in gpuenv's"
-                f" knowledge base ({newest}): plans leave it out; {UPDATE_HINT}"
+                f" knowledge base ({newest}): plans leave it out; {update_hint()}"
             )
     return out
 

@@ -2,7 +2,9 @@
 
 Reads the configured index's simple API (PEP 691 JSON, PEP 503 HTML as a fallback) and compares
 release lists and, per platform, the Python versions that have wheels. A final release newer
-than the knowledge base's newest is an error (plans cannot use it until it is recorded). Where
+than the knowledge base's newest is an error (plans cannot use it until it is recorded) marked
+as upstream news: what the index publishes beyond the knowledge base is the maintenance check's
+to report, while the test suite fails only on rows the index contradicts. Where
 builds come from their own index (the PyTorch index's cu126, cu128, ... folders) and it answers,
 the builds per release, variant and platform are compared too.
 """
@@ -124,6 +126,8 @@ def _compare_framework(
                     f"{project} {version} is on the index but not in the knowledge base (newest"
                     f" recorded: {newest_known}); plans cannot use it until it is recorded"
                     f" (`gpuenv recipes draft {project} {version}` drafts its rows)",
+                    upstream=True,
+                    draft=(project, str(version)),
                 )
             )
         elif (
@@ -138,6 +142,7 @@ def _compare_framework(
                     "warning",
                     file,
                     f"{project} {version} is on the index but not in the knowledge base",
+                    upstream=True,
                 )
             )
     for rel in releases:
@@ -164,6 +169,8 @@ def _compare_framework(
                         f"{file} {rel.version} python.{platform}",
                         f"knowledge base says {sorted(ours)}, the index has {platform_project}"
                         f" {platform_version} wheels for {sorted(theirs)}",
+                        # wheels for a new Python added to an old release: news, not a wrong row
+                        upstream=ours < theirs,
                     )
                 )
     return out
@@ -243,6 +250,7 @@ def compare_variants(fw: Framework, getter: object) -> list[Finding]:
                     f"{fw.file} {release.version} [{local.lstrip('+')}]",
                     f"{index} has {project} {version}{local} for {platform}; the knowledge base"
                     f" records no such build{why}",
+                    upstream=True,
                 )
             )
     return out

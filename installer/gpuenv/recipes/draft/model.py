@@ -15,7 +15,8 @@ Lister = Callable[[str, str], dict[str, str]]
 Getter = Callable[[str], Optional[bytes]]
 
 PLATFORM_ORDER = ("linux-64", "linux-aarch64", "win-64", "osx-arm64", "osx-64")
-CUDA_LIB = re.compile(r"^nvidia-[a-z0-9-]+-cu\d+", re.I)
+# CUDA 13 wheels dropped the -cuXY suffix (nvidia-cublas, nvidia-cuda-runtime)
+CUDA_LIB = re.compile(r"^nvidia-[a-z0-9-]+", re.I)
 
 
 class DraftError(GpuenvError, ValueError):
