@@ -177,9 +177,11 @@ def test_prefix_folder_with_data_is_refused_and_no_folder_is_made(
     precious = tmp_path / "precious"
     precious.mkdir()
     (precious / "data.txt").write_text("keep me")
+    before = sorted(p.name for p in tmp_path.iterdir())  # the lock made gpuenv's home there
     result = gpuenv("install", str(lockfile), "--prefix", str(precious))
     assert result.returncode == 2 and "not a gpuenv environment" in result.stderr
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.lock.yml", "precious"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+    assert sorted(p.name for p in precious.iterdir()) == ["data.txt"]
 
 
 def test_prefix_inside_the_store_is_refused(install_repos: InstallRepos, tmp_path: Path) -> None:

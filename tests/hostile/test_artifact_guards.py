@@ -76,7 +76,7 @@ def test_uv_installs_only_what_matches_the_lockfiles_hashes(
     seen: list[list[str]] = []
     lines: list[str] = []
 
-    def fake_run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
+    def fake_run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
         seen.append(cmd)
         lines.extend(Path(cmd[cmd.index("-r") + 1]).read_text().splitlines())
         return subprocess.CompletedProcess(cmd, 0, "", "")

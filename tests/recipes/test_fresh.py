@@ -17,7 +17,7 @@ def test_only_a_newer_final_release_is_news(kb) -> None:
     assert newer_releases(kb, ["torch"], {"torch": ["99.0.0rc1", "99.0.0.dev1", "1.0"]}) == []
     assert newer_releases(kb, ["torch"], {"torch": ["not a version", "../99"]}) == []
     (line,) = newer_releases(kb, ["torch"], {"torch": ["99.0.0+cu130", "98.1", newest]})
-    assert "torch 99.0.0" in line and newest in line and "update gpuenv" in line
+    assert "torch 99.0.0" in line and newest in line and "update the gpuenv checkout" in line
     # one line per framework, only for the frameworks asked for
     assert newer_releases(kb, ["jax"], {"torch": ["99.0.0"]}) == []
 

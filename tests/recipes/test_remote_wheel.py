@@ -9,7 +9,7 @@ from typing import Optional
 
 import pytest
 
-from gpuenv.recipes.remote_wheel import (
+from gpuenv.index.remote_wheel import (
     MAX_MEMBER,
     WheelReadError,
     read_member,

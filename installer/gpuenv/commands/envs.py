@@ -128,10 +128,25 @@ def clean_command(ctx: click.Context, as_json: bool) -> None:
         else:
             kept.append({**entry, "why": f"an install of {left.env} is running"})
             click.echo(f"kept {left.path}: an install of {left.env} is running", err=True)
-    if not scan.leftovers and not as_json:
+    work = _clean_workdirs(removed, as_json)
+    if not scan.leftovers and not work and not as_json:
         click.echo("nothing to clean")
     for b in scan.broken:
         click.echo(f"not touched: {b.path} ({b.reason})", err=True)
     if as_json:
         broken = [{"name": b.name, "path": str(b.path), "reason": b.reason} for b in scan.broken]
         json_output.emit_result(ctx, removed=removed, kept=kept, not_touched=broken)
+
+
+def _clean_workdirs(removed: list[dict[str, str]], as_json: bool) -> int:
+    """The work folders of killed locks and installs; returns how many were found."""
+    from gpuenv.envs.inventory import remove_stale_workdir
+    from gpuenv.fs.workdir import stale_workdirs
+
+    found = stale_workdirs()
+    for path in found:
+        if remove_stale_workdir(path):
+            removed.append({"name": "", "path": str(path), "reason": "a killed run's work folder"})
+            if not as_json:
+                click.echo(f"removed a killed run's work folder: {path}")
+    return len(found)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 import subprocess
-import tempfile
 from pathlib import Path
 from typing import Optional
 
@@ -19,6 +18,7 @@ from gpuenv.conda.client import CondaError, run_rattler
 from gpuenv.envs.artifacts import InstallSource
 from gpuenv.envs.errors import HashMismatchError, InstallError
 from gpuenv.envs.store import interpreter
+from gpuenv.fs.workdir import uv_workdir
 
 UV_TIMEOUT = 1800.0
 FRAMEWORK_MODULES = {"torch": "torch", "tensorflow": "tensorflow", "jax": "jax"}
@@ -27,9 +27,11 @@ FRAMEWORK_MODULES = {"torch": "torch", "tensorflow": "tensorflow", "jax": "jax"}
 def create_venv(env_dir: Path, python: str, uv: str, base: Optional[Path] = None) -> Path:
     """A venv on a Python of the lockfile's version: `base` (the interpreter
     check_python_available found), or the one uv finds or downloads for the version."""
-    done = _run(
-        [uv, "venv", str(env_dir), "--python", str(base or python), "--no-project", "--quiet"]
-    )
+    with uv_workdir("venv") as work:
+        done = _run(
+            [uv, "venv", str(env_dir), "--python", str(base or python), "--no-project", "--quiet"],
+            work,
+        )
     if done.returncode != 0:
         raise InstallError(
             f"could not create a Python {python} environment: {_tail(done.stderr)}\n"
@@ -73,8 +75,8 @@ def install_wheels(python: Path, wheels: list[InstallSource], uv: str) -> None:
         return
     lines = [f"{w.artifact.name} @ {w.url} --hash=sha256:{w.artifact.sha256}" for w in wheels]
     offline = ["--offline"] if all(w.is_local for w in wheels) else []
-    with tempfile.TemporaryDirectory(prefix="gpuenv-install-") as tmp:
-        reqs = Path(tmp) / "requirements.txt"
+    with uv_workdir("install") as tmp:
+        reqs = tmp / "requirements.txt"
         reqs.write_text("\n".join(lines) + "\n", encoding="utf-8")
         done = _run(
             [
@@ -91,7 +93,8 @@ def install_wheels(python: Path, wheels: list[InstallSource], uv: str) -> None:
                 "--quiet",
                 "-r",
                 str(reqs),
-            ]
+            ],
+            tmp,
         )
     if done.returncode != 0:
         if "hash mismatch" in done.stderr.lower():
@@ -129,20 +132,29 @@ def smoke_test(python: Path, frameworks: list[str], timeout: float = 300.0) -> O
         return None
     code = "; ".join(f"import {m}" for m in modules)
     try:
+        # -I: the user's working folder is not on sys.path, so a planted jax.py there is not
+        # what is imported (nor PYTHON* variables, nor the user's site-packages)
         done = subprocess.run(
-            [str(python), "-c", code], capture_output=True, text=True, timeout=timeout, check=False
+            [str(python), "-I", "-c", code],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=False,
         )
     except subprocess.TimeoutExpired:
         return f"importing {', '.join(modules)} took more than {timeout:.0f}s"
     return None if done.returncode == 0 else _tail(done.stderr)
 
 
-def _run(cmd: list[str]) -> subprocess.CompletedProcess[str]:
+def _run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    """uv, run in one of gpuenv's own work folders (see fs.workdir.uv_workdir)."""
     from gpuenv.output import log_command
 
     log_command(cmd)
     try:
-        return subprocess.run(cmd, capture_output=True, text=True, timeout=UV_TIMEOUT, check=False)
+        return subprocess.run(
+            cmd, capture_output=True, text=True, timeout=UV_TIMEOUT, check=False, cwd=cwd
+        )
     except subprocess.TimeoutExpired as exc:
         raise InstallError(f"{cmd[0]} {cmd[1]} did not finish in {UV_TIMEOUT:.0f}s") from exc
 

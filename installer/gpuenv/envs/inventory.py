@@ -216,6 +216,19 @@ def remove_leftover(leftover: Leftover) -> bool:
     return False
 
 
+def remove_stale_workdir(path: Path) -> bool:
+    """Remove a work folder a killed lock or install left, if its process is still gone."""
+    from gpuenv.fs.workdir import stale_workdirs, work_root
+
+    if path not in stale_workdirs():  # checked again now: that run may have been slow, not dead
+        return False
+    try:
+        fs.remove_tree(path, work_root())
+    except OSError as exc:
+        raise fs.removal_error(exc, str(path)) from exc
+    return True
+
+
 def remove_dangling_link(location: EnvLocation) -> bool:
     """A link gpuenv made whose version folder is gone: remove the link (nothing else)."""
     target = location.own_target()

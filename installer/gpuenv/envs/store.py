@@ -24,8 +24,8 @@ from typing import Any, Optional
 from gpuenv.envs import fs
 from gpuenv.envs.errors import CorruptEnvironment, EnvironmentNotFound, StoreInputError
 from gpuenv.fs.safe_paths import is_sha256, is_windows_device
+from gpuenv.fs.workdir import gpuenv_home
 
-HOME_ENV = "GPUENV_HOME"
 METADATA = "gpuenv-env.json"
 VERSIONS = ".versions"
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -34,14 +34,7 @@ _MAX_METADATA = 4 * 1024 * 1024
 
 
 def store_root() -> Path:
-    override = os.environ.get(HOME_ENV)
-    if override:
-        # absolute at once: a relative GPUENV_HOME would make links and records that point
-        # somewhere else from every other folder
-        return Path(os.path.abspath(os.path.expanduser(override))) / "envs"
-    from platformdirs import user_data_dir
-
-    return Path(user_data_dir("gpuenv", appauthor=False)) / "envs"
+    return gpuenv_home() / "envs"
 
 
 def name_problem(name: str) -> Optional[str]:

@@ -21,6 +21,7 @@ from gpuenv.resolve.plan import Plan
 if TYPE_CHECKING:
     from gpuenv.lock.conda import CondaArtifact
     from gpuenv.lock.model import LockInputs
+    from gpuenv.lock.pypi import PipArtifact
 
 
 @dataclass(frozen=True)
@@ -163,6 +164,7 @@ def lock_plan(
         if failed is not None:
             raise failed
     pip = pip_lock.artifacts
+    unchecked = _refuse_overlapping_wheels(pip)
     fallback = plan_changes(ideal, plan) if ideal else []
     # wheels no index publishes keep their own URL in a portable lockfile, and the lock says so
     local = not_portable(pip, sources) if sources is not None and options.portable else {}
@@ -215,8 +217,20 @@ def lock_plan(
         pip_count=len(pip),
         conda_count=len(conda),
         exclude_newer=inputs.exclude_newer if pip_lock.cutoff_applied else None,
-        notes=indexes.notes + pip_lock.notes + tuple(not_portable_notes(pip, local)),
+        notes=indexes.notes
+        + pip_lock.notes
+        + tuple(not_portable_notes(pip, local))
+        + tuple(unchecked),
     )
+
+
+def _refuse_overlapping_wheels(pip: list[PipArtifact]) -> list[str]:
+    """Whatever the knowledge base predicted, no two locked wheels may write one file (the
+    cu11/cu12/cu13 NVIDIA wheels of one library share a folder): WheelOverlapError, exit 1."""
+    from gpuenv.index.wheel_records import LockedWheel, refuse_overlaps
+
+    wheels = [LockedWheel(a.filename, a.url, a.sha256) for a in pip]
+    return refuse_overlaps(wheels, "the lock")
 
 
 def _check_line(options: LockOptions) -> dict[str, str]:

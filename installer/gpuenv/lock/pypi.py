@@ -7,11 +7,11 @@ explicit index), everything else comes from the user's configured index. uv writ
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -145,13 +145,15 @@ class PipCompile:
     def __init__(self, request: PipRequest, plan: Plan) -> None:
         self.request = request
         self._plan = plan  # for messages: its platform and Python are in the request
-        self._work: Optional[tempfile.TemporaryDirectory[str]] = None
+        self._work: Optional[Path] = None
+        self._cleanup = contextlib.ExitStack()
         self._process: Optional[subprocess.Popen[str]] = None
         if request.empty:
             return
-        self._work = tempfile.TemporaryDirectory(prefix="gpuenv-lock-")
         try:
-            work = Path(self._work.name)
+            from gpuenv.fs.workdir import private_workdir
+
+            work = self._work = self._cleanup.enter_context(private_workdir("lock"))
             (work / "pyproject.toml").write_text(request.project, encoding="utf-8")
             (work / "constraints.txt").write_text(request.constraints, encoding="utf-8")
             self._process = self._start(with_cutoff=True)
@@ -161,7 +163,7 @@ class PipCompile:
 
     def _command(self, with_cutoff: bool) -> list[str]:
         assert self._work is not None
-        work, r = Path(self._work.name), self.request
+        work, r = self._work, self.request
         return [
             r.uv,
             "pip",
@@ -182,7 +184,12 @@ class PipCompile:
         cmd = self._command(with_cutoff)
         log_command(cmd)
         return subprocess.Popen(
-            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True
+            cmd,
+            cwd=self._work,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
         )
 
     def _wait(self) -> tuple[int, str]:
@@ -219,7 +226,7 @@ class PipCompile:
                 returncode, stderr = self._wait()
             if returncode != 0:
                 raise _uv_error(stderr, list(r.requirements), self._plan)
-            text = (Path(self._work.name) / "pylock.toml").read_text(encoding="utf-8")
+            text = (self._work / "pylock.toml").read_text(encoding="utf-8")
             data = toml.loads(text)
             return PipLock(_artifacts(data, dict(r.routed)), notes, cutoff, data)
         finally:
@@ -232,9 +239,8 @@ class PipCompile:
             process.kill()
         if process is not None:
             process.communicate()  # reap it and close its pipes
-        work, self._work = self._work, None
-        if work is not None:
-            work.cleanup()
+        self._work = None
+        self._cleanup.close()
 
     def __enter__(self) -> PipCompile:
         return self
@@ -259,6 +265,13 @@ def _project(requirements: list[str], routed: dict[str, str]) -> str:
         'name = "gpuenv-lock-input"',
         'version = "0"',
         f"dependencies = {json.dumps(requirements)}",
+        "",
+        # Its own workspace root, and (a [tool.uv] table) the project configuration uv finds
+        # first from its working folder, this one: uv looks upwards for both, so a planted
+        # parent pyproject.toml (`members = ["*"]`, with its own sources and indexes) or
+        # uv.toml would otherwise steer the lock.
+        "[tool.uv.workspace]",
+        "members = []",
     ]
     names = {url: f"gpuenv-{i}" for i, url in enumerate(sorted(set(routed.values())))}
     for url, name in names.items():

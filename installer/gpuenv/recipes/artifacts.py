@@ -18,8 +18,7 @@ from pathlib import Path
 from typing import Any, Optional
 from urllib.parse import unquote, urlsplit
 
-from gpuenv.recipes.fatbin import Archs, FatbinScanner, sorted_ccs
-from gpuenv.recipes.remote_wheel import (
+from gpuenv.index.remote_wheel import (
     Member,
     RangeReader,
     WheelReadError,
@@ -27,6 +26,7 @@ from gpuenv.recipes.remote_wheel import (
     members,
     read_range,
 )
+from gpuenv.recipes.fatbin import Archs, FatbinScanner, sorted_ccs
 
 CHUNK = 1 << 20
 MAX_LIBRARY = 1 << 34  # 16 GiB inflated: above any real library; a bigger claim is refused

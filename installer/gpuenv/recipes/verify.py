@@ -19,13 +19,13 @@ from urllib.parse import unquote, urlsplit
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
+from gpuenv.index.remote_wheel import WheelReadError
 from gpuenv.index.wheel_platforms import platform_of
 from gpuenv.recipes.artifacts import LibraryArchs, build_lists, union, wheel_archs
 from gpuenv.recipes.check import Finding
 from gpuenv.recipes.fatbin import FatbinError, sorted_ccs
 from gpuenv.recipes.kb import KnowledgeBase
 from gpuenv.recipes.model import ArchSet, Build, Release
-from gpuenv.recipes.remote_wheel import WheelReadError
 
 
 @dataclass(frozen=True)

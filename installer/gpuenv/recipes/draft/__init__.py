@@ -22,6 +22,7 @@ from typing import Optional
 
 from packaging.version import InvalidVersion, Version
 
+from gpuenv.index.remote_wheel import RangeReader, read_range
 from gpuenv.recipes.draft.collect import (
     collect,
     get_small,
@@ -34,7 +35,6 @@ from gpuenv.recipes.draft.jax import draft_jax
 from gpuenv.recipes.draft.model import Build, DraftError, Getter, Lister
 from gpuenv.recipes.draft.render import render
 from gpuenv.recipes.kb import KnowledgeBase
-from gpuenv.recipes.remote_wheel import RangeReader, read_range
 
 __all__ = ["DraftError", "draft"]
 

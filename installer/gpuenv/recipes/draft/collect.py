@@ -11,6 +11,7 @@ from typing import Optional
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
+from gpuenv.index.remote_wheel import RangeReader, WheelReadError, read_member, read_range
 from gpuenv.index.wheel_platforms import platform_of
 from gpuenv.recipes.draft.model import (
     CUDA_LIB,
@@ -21,7 +22,6 @@ from gpuenv.recipes.draft.model import (
     Lister,
 )
 from gpuenv.recipes.model import Framework
-from gpuenv.recipes.remote_wheel import RangeReader, WheelReadError, read_member, read_range
 
 
 def known_variant_indexes(fw: Framework) -> list[str]:

@@ -6,6 +6,7 @@ import re
 
 from packaging.version import Version
 
+from gpuenv.index.remote_wheel import RangeReader
 from gpuenv.recipes.draft.collect import (
     metadata_of,
     metadata_requirements,
@@ -19,7 +20,6 @@ from gpuenv.recipes.draft.model import (
 )
 from gpuenv.recipes.draft.render import py_key, q, toml_list
 from gpuenv.recipes.model import Framework
-from gpuenv.recipes.remote_wheel import RangeReader
 
 
 def draft_jax(

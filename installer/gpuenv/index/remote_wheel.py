@@ -83,6 +83,25 @@ def read_member(url: str, member: str, reader: RangeReader = read_range) -> Opti
     entry = _find(directory, member)
     if entry is None:
         return None
+    return _read_entry(url, member, entry, reader)
+
+
+def read_record(url: str, reader: RangeReader = read_range) -> Optional[bytes]:
+    """The wheel's `<name>-<version>.dist-info/RECORD` (the one top-level .dist-info folder's;
+    its name can differ from the file name's spelling), or None when there is none. Two such
+    folders make it no valid wheel."""
+    directory = central_directory(url, reader)
+    found = [
+        (name, entry)
+        for name, entry in members(directory)
+        if name.count("/") == 1 and name.endswith(".dist-info/RECORD")
+    ]
+    if len(found) > 1:
+        raise WheelReadError(f"{url}: more than one .dist-info/RECORD")
+    return _read_entry(url, found[0][0], found[0][1], reader) if found else None
+
+
+def _read_entry(url: str, member: str, entry: Member, reader: RangeReader) -> bytes:
     if entry.size > MAX_MEMBER or entry.compressed > MAX_MEMBER:
         raise WheelReadError(f"{url}: {member} is larger than {MAX_MEMBER} bytes")
     header = reader(url, entry.offset, entry.offset + 29)

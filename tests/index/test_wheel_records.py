@@ -1,0 +1,129 @@
+"""Two wheels of one environment must not write one file with different content: read from
+each wheel's RECORD (range requests or seeks), cached by sha256, hostile RECORDs refused."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from gpuenv.index.wheel_records import (
+    MAX_RECORD_LINES,
+    LockedWheel,
+    WheelOverlapError,
+    WheelRecordError,
+    installed_path,
+    overlaps,
+    parse_record,
+    record_of,
+    records,
+    refuse_overlaps,
+)
+from isolation import isolate
+from localrepos import build_wheel, sha256_file
+
+SO9 = "nvidia/cudnn/lib/libcudnn.so.9"
+
+
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    isolate(monkeypatch, gpuenv_root=tmp_path / "cache", uv_cache=tmp_path / "uv-cache")
+
+
+def _locked(wheel: Path) -> LockedWheel:
+    return LockedWheel(wheel.name, wheel.as_uri(), sha256_file(wheel))
+
+
+def _nvidia(tmp_path: Path, name: str, so: str) -> LockedWheel:
+    files = {"nvidia/__init__.py": "", SO9: so, f"nvidia/cudnn/{name}.txt": name}
+    return _locked(build_wheel(tmp_path / name, name, "9.1.0", files=files))
+
+
+def test_two_cudnn_builds_on_one_path_are_refused_naming_both(tmp_path: Path) -> None:
+    cu12 = _nvidia(tmp_path, "nvidia-cudnn-cu12", "cudnn 9.5 for CUDA 12")
+    cu13 = _nvidia(tmp_path, "nvidia-cudnn-cu13", "cudnn 9.26 for CUDA 13")
+    with pytest.raises(WheelOverlapError) as caught:
+        refuse_overlaps([cu13, cu12], "the lock")
+    text = str(caught.value)
+    assert cu12.filename in text and cu13.filename in text and SO9 in text
+    assert caught.value.exit_code == 1
+    assert "nvidia/__init__.py" not in text  # the same empty file in both is harmless
+
+
+def test_identical_shared_files_are_no_overlap(tmp_path: Path) -> None:
+    a = _nvidia(tmp_path, "nvidia-cudnn-cu12", "same bytes")
+    b = _locked(
+        build_wheel(tmp_path / "b", "nvidia-cublas-cu12", "1", files={"nvidia/__init__.py": ""})
+    )
+    assert refuse_overlaps([a, b], "the lock") == []
+
+
+def test_data_scheme_paths_land_where_the_installer_puts_them(tmp_path: Path) -> None:
+    a = _locked(build_wheel(tmp_path / "a", "aa", "1", files={"aa-1.data/purelib/x/y.py": "1"}))
+    b = _locked(build_wheel(tmp_path / "b", "bb", "1", files={"x/y.py": "2"}))
+    (found,) = overlaps(records([a, b])[0])
+    assert found.path == "x/y.py"
+    assert installed_path("aa-1.data/scripts/tool", "w") == "scripts:tool"
+    assert installed_path("aa-1.dist-info/METADATA", "w") is None
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["../../etc/passwd", "/etc/passwd", "x/../../y", "a\\b", "C:evil", "a\x00b", "..", ""],
+)
+def test_a_record_path_outside_the_environment_is_refused(path: str) -> None:
+    with pytest.raises(WheelRecordError, match="outside the environment"):
+        installed_path(path, "evil-1-py3-none-any.whl")
+
+
+def test_a_huge_or_undecodable_record_is_refused() -> None:
+    lines = "".join(f"p/{i}.py,sha256=x,1\n" for i in range(MAX_RECORD_LINES + 1))
+    with pytest.raises(WheelRecordError, match="more than"):
+        parse_record(lines.encode(), "w")
+    with pytest.raises(WheelRecordError, match="UTF-8"):
+        parse_record(b"\xff\xfe", "w")
+
+
+def test_a_wheel_without_a_record_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "bare-1-py3-none-any.whl"
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("bare/__init__.py", "")
+    with pytest.raises(WheelRecordError, match="no .dist-info/RECORD"):
+        record_of(_locked(path))
+
+
+def test_records_are_cached_by_sha256_and_a_bad_cache_entry_is_read_again(tmp_path: Path) -> None:
+    wheel = _nvidia(tmp_path, "nvidia-cudnn-cu12", "x")
+    calls: list[str] = []
+
+    def counting(url: str) -> bytes | None:
+        from gpuenv.index.remote_wheel import read_record
+
+        calls.append(url)
+        return read_record(url)
+
+    first = record_of(wheel, counting)
+    assert record_of(wheel, counting) == first and len(calls) == 1
+    from gpuenv.cache import cache_dir
+
+    (cache_dir() / "wheel-records" / f"{wheel.sha256}.json").write_text("[1, 2]")
+    assert record_of(wheel, counting) == first and len(calls) == 2
+
+
+def test_an_unreadable_wheel_is_a_note_not_a_silent_pass(tmp_path: Path) -> None:
+    gone = LockedWheel("gone-1-py3-none-any.whl", (tmp_path / "gone.whl").as_uri(), "ab" * 32)
+    notes = refuse_overlaps([gone], "the lock")
+    assert len(notes) == 1 and "gone-1-py3-none-any.whl" in notes[0] and "not checked" in notes[0]
+
+
+def test_two_dist_info_records_make_no_valid_wheel(tmp_path: Path) -> None:
+    path = tmp_path / "two-1-py3-none-any.whl"
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        zf.writestr("a-1.dist-info/RECORD", "a,,\n")
+        zf.writestr("b-1.dist-info/RECORD", "b,,\n")
+    path.write_bytes(buf.getvalue())
+    notes = refuse_overlaps([_locked(path)], "the lock")
+    assert notes and "more than one" in notes[0]
