@@ -90,7 +90,7 @@ def test_a_wheel_without_a_record_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "bare-1-py3-none-any.whl"
     with zipfile.ZipFile(path, "w") as zf:
         zf.writestr("bare/__init__.py", "")
-    with pytest.raises(WheelRecordError, match="no .dist-info/RECORD"):
+    with pytest.raises(WheelRecordError, match=r"no \.dist-info/RECORD"):
         record_of(_locked(path))
 
 
