@@ -94,6 +94,8 @@ def install(
     """
     check_platform(locked)
     check_location(location)
+    for note in refuse_overlapping_wheels(files):  # a tampered or foreign lockfile's wheels
+        say(note)
     timeout = timeout_from_env() if lock_timeout is None else lock_timeout
     waiting = _waiting_notice(location, timeout, notice or say)
     try:
@@ -108,6 +110,19 @@ def install(
             return _result(True, target, location)
     except OSError as exc:  # a full disk, a read-only store: one message, nothing half-done
         raise fs.disk_error(exc, str(location.root)) from exc
+
+
+def refuse_overlapping_wheels(files: list[InstallSource]) -> list[str]:
+    """No two wheels may write one file (whatever made the lockfile): WheelOverlapError before
+    anything is changed; a note for each wheel whose file list could not be read."""
+    from gpuenv.index.wheel_records import LockedWheel, refuse_overlaps
+
+    wheels = [
+        LockedWheel(f.artifact.filename, f.url, f.artifact.sha256 or "")
+        for f in files
+        if f.artifact.kind == "pip"
+    ]
+    return refuse_overlaps(wheels, "this lockfile")
 
 
 def _go_live(location: EnvLocation, target: Path) -> None:
