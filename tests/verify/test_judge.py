@@ -345,3 +345,69 @@ def test_the_probe_lists_a_library_it_really_loaded(tmp_path: Path) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.splitlines()
     assert out == ["[]", repr([str(lib.resolve())])]
+
+
+# Two frameworks in one environment: each must load the libraries built for its own CUDA.
+
+CUDNN = f"{PREFIX}/lib/python3.12/site-packages/nvidia/cudnn/lib/libcudnn.so.9"
+
+
+@pytest.mark.parametrize(
+    ("owner", "ok"),
+    [
+        ("nvidia-cudnn-cu12 9.5.1.17", True),
+        ("nvidia-cudnn-cu13 9.26.0.51", False),  # TF's or jax's CUDA 13 cuDNN on torch cu126
+        (None, True),  # libcudnn.so.9's number is cuDNN's, not CUDA's: unknown, not wrong
+    ],
+)
+def test_a_library_built_for_another_cuda_is_a_problem(owner: str | None, ok: bool) -> None:
+    facts = torch_gpu()
+    facts.update(
+        prefix=PREFIX,
+        loaded_libraries=[OWN, CUDNN],
+        library_owners={CUDNN: owner} if owner else {},
+    )
+    r = judge("torch", PLAN, run(facts))
+    assert r.ok is ok, r.problems
+    [check] = [c for c in r.checks if c.name == "CUDA libraries match the build"]
+    assert check.ok is ok
+    if not ok:
+        assert any(CUDNN in p and "CUDA 13" in p and "CUDA 12.6" in p for p in r.problems)
+
+
+def test_the_cuda_a_library_was_built_for() -> None:
+    from gpuenv.verify.judge import built_for_cuda
+
+    assert built_for_cuda("/x/libcublasLt.so.13", None) == 13
+    assert built_for_cuda("/x/libcudart.so.12.4.127", None) == 12
+    assert built_for_cuda("/x/libcufft.so.11", None) is None  # cuFFT 11 is CUDA 12's
+    assert built_for_cuda("/x/libcufft.so.12", "nvidia-cufft 12.0.0.15") is None
+    assert built_for_cuda("/x/libcublas.so.13", "nvidia-cublas 13.0.0.19") == 13
+    assert built_for_cuda("/x/libnccl.so.2", "nvidia-nccl-cu11 2.21.5") == 11
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc/self/maps")
+@pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")
+def test_the_probe_names_the_wheel_that_installed_a_loaded_library(tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    lib = site / "nvidia" / "cudnn" / "lib" / "libcudnn.so.9"
+    lib.parent.mkdir(parents=True)
+    source = tmp_path / "x.c"
+    source.write_text("int x(void) { return 1; }\n")
+    subprocess.run(["cc", "-shared", "-fPIC", "-o", str(lib), str(source)], check=True)
+    info = site / "nvidia_cudnn_cu13-9.26.0.51.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: nvidia-cudnn-cu13\nVersion: 9.26.0.51\n"
+    )
+    (info / "RECORD").write_text("nvidia/cudnn/lib/libcudnn.so.9,,\n")
+    probes = Path(__file__).resolve().parents[2] / "installer" / "gpuenv" / "verify" / "probes"
+    code = (
+        f"import sys, ctypes; sys.path[:0] = [{str(probes)!r}, {str(site)!r}]\n"
+        f"import _probe_common as c; ctypes.CDLL({str(lib)!r})\n"
+        "print(c.library_owners(c.loaded_libraries()))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert out == repr({str(lib.resolve()): "nvidia-cudnn-cu13 9.26.0.51"})

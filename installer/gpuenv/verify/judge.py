@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from typing import Optional
+
 from gpuenv.verify.arch import same_release
 from gpuenv.verify.expectations import Expectations, ExpectedFramework
 from gpuenv.verify.frameworks import JUDGES
@@ -126,6 +129,64 @@ def _loaded_from_outside(v: Verdict) -> None:
             )
 
 
+_SUFFIX = re.compile(r"-cu(\d+)$")
+# CUDA 13's unsuffixed wheels whose version is the toolkit's (nvidia-cufft 12.x is CUDA 13's)
+_VERSION_IS_CUDA = frozenset(
+    {
+        "nvidia-cublas",
+        "nvidia-cuda-runtime",
+        "nvidia-cuda-nvrtc",
+        "nvidia-cuda-cupti",
+        "nvidia-cuda-nvcc",
+        "nvidia-nvjitlink",
+    }
+)
+# sonames whose number is the CUDA major they belong to (cuFFT's, cuSPARSE's and cuDNN's are not)
+_CUDA_MAJOR_SONAME = re.compile(r"lib(?:cudart|cublasLt|cublas|nvrtc|nvJitLink)\.so\.(\d+)")
+
+
+def built_for_cuda(path: str, owner: Optional[str]) -> Optional[int]:
+    """The CUDA major a loaded library file was built for: its wheel's `-cuNN` suffix, CUDA 13's
+    unsuffixed nvidia-* wheels' own version, or a soname that carries it; None if unknown."""
+    if owner:
+        name, _, version = owner.partition(" ")
+        suffix = _SUFFIX.search(name.lower())
+        if suffix:
+            return int(suffix.group(1))
+        major = version.split(".", 1)[0]
+        if name.lower() in _VERSION_IS_CUDA and major.isdigit():
+            return int(major)  # nvidia-cublas 13.0.0.19: CUDA 13
+    found = _CUDA_MAJOR_SONAME.match(path.rsplit("/", 1)[-1])
+    return int(found.group(1)) if found else None
+
+
+def _built_for_another_cuda(v: Verdict) -> None:
+    """Each framework must load the CUDA libraries built for its own CUDA major: with two
+    frameworks in one environment, one may have put another CUDA's cuDNN on the shared path."""
+    cuda = v.expected.cuda
+    if not cuda or not cuda.split(".", 1)[0].isdigit():
+        return
+    own = int(cuda.split(".", 1)[0])
+    owners = v.facts.get("library_owners") or {}
+    if not isinstance(owners, dict):
+        return
+    wrong = []
+    for path in [str(p) for p in v.facts.get("loaded_libraries") or []]:
+        owner = owners.get(path)
+        major = built_for_cuda(path, str(owner) if owner else None)
+        if major is not None and major != own:
+            wrong.append(f"{path} ({owner or 'soname'}: CUDA {major})")
+    if v.check("CUDA libraries match the build", not wrong, f"CUDA {own}" if not wrong else ""):
+        return
+    v.problem(
+        f"{v.name} is built for CUDA {cuda} but loaded libraries built for another CUDA: "
+        + "; ".join(wrong),
+        "another framework's NVIDIA wheels replaced its own on the shared nvidia/<lib>/lib"
+        " folders: lock frameworks whose NVIDIA libraries agree (`gpuenv resolve` plans them),"
+        " or one environment per framework",
+    )
+
+
 def judge(name: str, expectations: Expectations, run: ProbeRun) -> FrameworkReport:
     """The report for one framework from its probe run."""
     v = _start(name, expectations, run)
@@ -134,5 +195,6 @@ def judge(name: str, expectations: Expectations, run: ProbeRun) -> FrameworkRepo
         gpu_used = _ops(v)
         JUDGES[name](v, gpu_used)
         _loaded_from_outside(v)
+        _built_for_another_cuda(v)
         gpu_not_expected(v, gpu_used)
     return v.report()

@@ -208,6 +208,32 @@ def loaded_libraries() -> List[str]:
     return sorted(found)
 
 
+def library_owners(paths: List[str]) -> Dict[str, str]:
+    """loaded path -> "<distribution> <version>" of the NVIDIA wheel that installed it, read from
+    the installed distributions' file lists: the cu11/cu12/cu13 wheels of one library share a
+    folder, so only the owner tells which CUDA a library file was built for."""
+    wanted = {os.path.realpath(p) for p in paths}
+    owners: Dict[str, str] = {}
+    if not wanted:
+        return owners
+    try:
+        from importlib import metadata
+    except ImportError:  # pragma: no cover - Python 3.8 has it
+        return owners
+    for dist in metadata.distributions():
+        name = str(dist.metadata["Name"] or "")
+        if not name.lower().startswith("nvidia"):
+            continue
+        for file in dist.files or ():
+            try:
+                where = os.path.realpath(str(dist.locate_file(file)))
+            except (OSError, ValueError):
+                continue
+            if where in wanted:
+                owners[where] = f"{name} {dist.version}"
+    return owners
+
+
 def run(probe: str, body: Callable[[Result], None]) -> None:
     """Run `body` with fd 1 sent to stderr; print the facts on the real stdout, always."""
     sys.stdout.flush()
@@ -222,6 +248,10 @@ def run(probe: str, body: Callable[[Result], None]) -> None:
         result["probe_traceback"] = traceback.format_exc()[-_MAX_TEXT:]
     result["prefix"] = os.path.realpath(sys.prefix)
     result["loaded_libraries"] = loaded_libraries()
+    try:
+        result["library_owners"] = library_owners(result["loaded_libraries"])
+    except Exception as exc:  # a broken distribution's metadata: say it, judge the rest
+        result["library_owners_error"] = error_text(exc)
     stage("done")
     line = RESULT_MARKER + json.dumps(result, default=str, sort_keys=True) + "\n"
     os.write(real_stdout, line.encode("utf-8"))
