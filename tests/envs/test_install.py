@@ -75,12 +75,14 @@ def test_killed_install_leaves_the_old_environment_and_the_next_run_succeeds(
     done = gpuenv("install", str(new), "--name", "lab")
     assert done.returncode == 0, done.stderr
     assert run_in(env_python("lab"), "import jax; print(jax.__version__)") == "0.4.31"
-    versions = EnvLocation.named("lab").versions
-    assert sorted(p.name for p in versions.iterdir() if p.is_dir()) == [
-        EnvLocation.named("lab")
-        .version_dir(read_metadata(EnvLocation.named("lab").current())["lockfile_sha256"])
-        .name  # type: ignore[arg-type]
-    ]
+    where = EnvLocation.named("lab")
+    live, previous = where.current(), where.previous_version()
+    assert live is not None
+    # no leftover: the live version, and at most the one it replaced (kept for a rollback)
+    kept = {live.name} | ({previous.name} if previous else set())
+    real = {p.name for p in where.versions.iterdir() if p.is_dir() and not p.is_symlink()}
+    assert real == kept
+    assert previous is None or read_metadata(previous)["stack"] == {"jax": "0.4.30 [cpu]"}
 
 
 def test_concurrent_installs_end_consistent(install_repos: InstallRepos, tmp_path: Path) -> None:

@@ -106,13 +106,26 @@ def test_full_disk_through_the_cli_is_one_message_and_exit_1(
     assert current is not None and read_metadata(current)["stack"] == {"jax": "0.4.30 [cpu]"}
 
 
+def kill_right_after_the_swap(patched: pytest.MonkeyPatch) -> None:
+    """What a kill between the swap and the rest leaves: the new version live, the old one
+    neither deleted nor linked as the previous version (so a leftover)."""
+    swap = transaction._swap
+
+    def live_link_only(link: Path, target: Path) -> None:
+        if not link.name.endswith(".previous"):
+            swap(link, target)
+
+    patched.setattr(transaction, "_swap", live_link_only)
+    patched.setattr(fs, "remove_tree_quietly", lambda *_a: None)
+
+
 def test_a_version_orphaned_after_the_swap_is_listed_and_cleaned(
     install_repos: InstallRepos, old_and_new: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     old_version = EnvLocation.named("lab").current()
     assert old_version is not None
     with monkeypatch.context() as patched:  # a kill right after the swap: the old version stays
-        patched.setattr(fs, "remove_tree_quietly", lambda *_a: None)
+        kill_right_after_the_swap(patched)
         install_here(install_repos, old_and_new[1])
     live = EnvLocation.named("lab").current()
     assert live is not None and live != old_version and old_version.is_dir()
@@ -143,7 +156,7 @@ def test_the_next_install_removes_leftovers(
 ) -> None:
     old_version = EnvLocation.named("lab").current()
     with monkeypatch.context() as patched:  # a kill right after the swap: the old version stays
-        patched.setattr(fs, "remove_tree_quietly", lambda *_a: None)
+        kill_right_after_the_swap(patched)
         install_here(install_repos, old_and_new[1])
     unfinished = EnvLocation.named("lab").version_dir("f" * 64)  # a killed build: no metadata
     (unfinished / "lib").mkdir(parents=True)
@@ -153,7 +166,10 @@ def test_the_next_install_removes_leftovers(
     assert result.returncode == 0, result.stderr
     assert result.stderr.count("removing a leftover version folder") == 2
     live = EnvLocation.named("lab").current()
-    assert live is not None and version_folders() == [live.name]
+    previous = EnvLocation.named("lab").previous_version()  # 0.4.31, which the install replaced
+    assert live is not None and previous is not None
+    assert version_folders() == sorted([live.name, previous.name])
+    assert read_metadata(previous)["stack"] == {"jax": "0.4.31 [cpu]"}
     assert old_version is not None and not old_version.exists() and not unfinished.exists()
 
 
@@ -194,7 +210,7 @@ def test_a_no_op_install_removes_leftovers_unless_an_install_runs(
 ) -> None:
     old_version = EnvLocation.named("lab").current()
     with monkeypatch.context() as patched:  # a kill right after the swap: the old version stays
-        patched.setattr(fs, "remove_tree_quietly", lambda *_a: None)
+        kill_right_after_the_swap(patched)
         install_here(install_repos, old_and_new[1])
     assert old_version is not None and old_version.is_dir()
     with exclusive(EnvLocation.named("lab").lock_path):  # an install of lab is running

@@ -202,8 +202,14 @@ def test_prefix_install_then_reinstall_replaces_only_its_own_version(
     done = gpuenv("install", str(second), "--prefix", str(env))
     assert done.returncode == 0, done.stderr
     assert run_in(env / "bin" / "python", "import jax; print(jax.__version__)") == "0.4.31"
-    versions = sorted(p.name for p in (tmp_path / ".env.gpuenv").iterdir() if p.is_dir())
-    assert len(versions) == 1 and versions[0].startswith("env-")
+    folder = tmp_path / ".env.gpuenv"
+    versions = sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.is_symlink())
+    # the live version and the one it replaced, kept for a rollback; nothing else
+    assert len(versions) == 2 and all(v.startswith("env-") for v in versions)
+    assert (folder / "env.previous").is_symlink()
+    third = make_lock(install_repos, tmp_path / "c.lock.yml", jax_plan("0.4.30", conda=()))
+    assert gpuenv("install", str(third), "--prefix", str(env)).returncode == 0
+    assert len([p for p in folder.iterdir() if p.is_dir() and not p.is_symlink()]) == 2
 
 
 def test_planted_links_for_the_lock_file_and_versions_folder_are_refused(

@@ -87,10 +87,14 @@ def recorded() -> dict[str, Any]:
 
 
 def leftovers() -> list[str]:
+    """Pending lockfiles, and version folders other than the one kept for a rollback."""
     setup_dir = store_root() / ".setup"
-    versions = EnvLocation.named("default").versions
+    where = EnvLocation.named("default")
+    previous = where.previous_version()
     return [p.name for p in setup_dir.iterdir() if ".pending" in p.name] + [
-        p.name for p in versions.iterdir() if p.is_dir()
+        p.name
+        for p in where.versions.iterdir()
+        if p.is_dir() and not p.is_symlink() and (previous is None or p.name != previous.name)
     ]
 
 

@@ -46,3 +46,23 @@ def location(name: Optional[str], prefix: Optional[Path]) -> Any:
     if prefix is not None:
         return EnvLocation.prefix(prefix)
     return EnvLocation.named(DEFAULT_NAME if name is None else name)
+
+
+_LOCK_SUFFIXES = (".conda-lock.yml", ".conda-lock.yaml", ".lock.yml", ".lock.yaml", ".yml", ".yaml")
+
+
+def name_from_lockfile(lockfile: Path) -> str:
+    """The environment `gpuenv install LOCKFILE` makes without --name: the lockfile's own name
+    (jax.conda-lock.yml -> jax, pylock.lab.toml -> lab), so installing a lockfile never lands
+    in another stack's `default` by accident; `default` where the name is no valid one."""
+    from gpuenv.envs.store import name_problem
+
+    name = lockfile.name
+    if name.startswith("pylock.") and name.endswith(".toml"):
+        name = name[len("pylock.") : -len(".toml")] or DEFAULT_NAME
+    else:
+        for suffix in _LOCK_SUFFIXES:
+            if name.endswith(suffix) and len(name) > len(suffix):
+                name = name[: -len(suffix)]
+                break
+    return DEFAULT_NAME if name_problem(name) else name

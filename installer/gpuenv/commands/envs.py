@@ -109,6 +109,30 @@ def remove_command(ctx: click.Context, name: str, as_json: bool) -> None:
         click.echo(f"removed its Jupyter kernel ({kernel_dir(name, os.environ)})")
 
 
+@envs_command.command("rollback")
+@click.argument("name")
+@json_output.json_option("Print which versions are now live and previous as JSON.")
+@click.pass_context
+def rollback_command(ctx: click.Context, name: str, as_json: bool) -> None:
+    """Make the version the last install of NAME replaced live again (run it twice to undo)."""
+    from gpuenv.envs.store import EnvLocation, read_metadata
+    from gpuenv.envs.transaction import rollback
+    from gpuenv.output import shown
+
+    live, previous = rollback(EnvLocation.named(name))
+
+    def stack(folder: Any) -> str:
+        meta = read_metadata(folder)
+        text = ", ".join(f"{k} {v}" for k, v in sorted((meta.get("stack") or {}).items()))
+        return shown(text or "no frameworks")
+
+    if as_json or json_output.requested():
+        json_output.emit_result(ctx, name=name, live=str(live), previous=str(previous))
+        return
+    click.echo(f"{name} is {stack(live)} again ({live})")
+    click.echo(f"  `gpuenv envs rollback {name}` again returns to {stack(previous)}")
+
+
 @envs_command.command("clean")
 @json_output.json_option("Print what was removed, kept and left alone as JSON.")
 @click.pass_context

@@ -10,7 +10,12 @@ from typing import Any, Optional
 import click
 
 from gpuenv.commands import json_output
-from gpuenv.commands.env_options import env_options, location, lock_timeout_option
+from gpuenv.commands.env_options import (
+    env_options,
+    location,
+    lock_timeout_option,
+    name_from_lockfile,
+)
 from gpuenv.commands.progress import Reporter
 
 
@@ -29,6 +34,11 @@ from gpuenv.commands.progress import Reporter
 )
 @lock_timeout_option
 @click.option(
+    "--replace",
+    is_flag=True,
+    help="Replace an environment of another stack (other frameworks or accelerator) there.",
+)
+@click.option(
     "--dry-run",
     is_flag=True,
     help="Check the lockfile and say what would be installed where; change nothing.",
@@ -43,11 +53,15 @@ def install_command(
     wheelhouse: Optional[Path],
     no_smoke_test: bool,
     lock_timeout: Optional[float],
+    replace: bool,
     dry_run: bool,
     quiet: bool,
     as_json: bool,
 ) -> None:
-    """Install LOCKFILE into an isolated environment, atomically; a no-op if it is already there."""
+    """Install LOCKFILE into an isolated environment, atomically; a no-op if it is already there.
+
+    Without --name or --prefix the environment is named after the lockfile (jax.conda-lock.yml:
+    jax)."""
     from gpuenv.envs.python_check import PythonLookup, python_hint
     from gpuenv.envs.transaction import check_location, tidy_leftovers, up_to_date
     from gpuenv.lock.load import read_lockfile_bytes
@@ -55,6 +69,8 @@ def install_command(
 
     if offline and wheelhouse is None:
         raise click.UsageError("--offline needs --from DIR (a folder filled by `gpuenv fetch`)")
+    if name is None and prefix is None:
+        name = name_from_lockfile(lockfile)
     where = location(name, prefix)
     check_location(where)  # before anything is downloaded or a folder made
     raw = read_lockfile_bytes(lockfile)  # bounded: a pipe or /dev/zero is refused, not read
@@ -73,6 +89,8 @@ def install_command(
     with PythonLookup(uv, python_hint(raw)) as lookup:
         from gpuenv.cache import cache_dir
         from gpuenv.envs.artifacts import artifacts_of, gather
+        from gpuenv.envs.consent import replace_refusal
+        from gpuenv.envs.errors import StoreInputError
         from gpuenv.envs.python_check import check_python_available
         from gpuenv.envs.transaction import check_platform, install
         from gpuenv.index.config import user_index_config
@@ -80,6 +98,13 @@ def install_command(
 
         locked = load_locked(lockfile, raw)
         check_platform(locked)
+        refusal = (
+            None
+            if replace
+            else replace_refusal(where, locked.plan.frameworks, locked.plan.accelerator)
+        )
+        if refusal:
+            raise StoreInputError(refusal)
         if dry_run:
             _say_dry_run(locked, where, lockfile)
             return

@@ -107,6 +107,9 @@ def scan_store(sizes: bool = True) -> StoreScan:
             scan.broken.append(BrokenEntry(entry.name, path, why_not_ours(location), ours))
             continue
         linked.add(target.name)
+        previous = location.previous_version()
+        if previous is not None:  # kept for `gpuenv envs rollback`: no leftover
+            linked.add(previous.name)
         try:
             metadata = read_metadata(target)
         except CorruptEnvironment as exc:
@@ -141,13 +144,14 @@ def _leftovers(versions: Path, linked: set[str], sizes: bool) -> list[Leftover]:
 
 
 def leftovers_of(location: EnvLocation) -> list[Path]:
-    """This environment's version folders its link does not point at (hold its lock)."""
-    live = location.linked_version()
+    """This environment's version folders neither its link nor its previous link (kept for a
+    rollback) points at (hold its lock)."""
+    kept = {v.name for v in (location.linked_version(), location.previous_version()) if v}
     return [
         location.versions / e.name
         for e in _entries(location.versions)
         if location.is_version_name(e.name)
-        and (live is None or e.name != live.name)
+        and e.name not in kept
         and fs.is_real_dir(location.versions / e.name)
     ]
 
@@ -182,10 +186,13 @@ def _remove_locked(location: EnvLocation) -> Path:
             return link
         if target is None:
             raise StoreInputError(_not_ours_message(location))
-        folders = [target, *leftovers_of(location)]
+        previous = location.previous_version()
+        folders = [target, *([previous] if previous else []), *leftovers_of(location)]
         for folder in folders:  # every check before the first change
             fs.check_removable(folder, location.root)
         fs.remove_link(link)
+        if fs.is_link(location.previous_link):
+            fs.remove_link(location.previous_link)
         for folder in folders:
             fs.remove_tree(folder, location.root)
     return target

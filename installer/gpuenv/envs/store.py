@@ -111,6 +111,27 @@ class EnvLocation:
         target = self.own_target()
         return target if target is not None and fs.is_real_dir(target) else None
 
+    @property
+    def previous_link(self) -> Path:
+        """gpuenv's link to the version the last install replaced: kept, restorable with
+        `gpuenv envs rollback`, until the next successful install replaces it in turn."""
+        return self.versions / f"{self.name}.previous"
+
+    def previous_version(self) -> Optional[Path]:
+        """The complete version folder the previous link names (only one of this environment's,
+        never the live one), or None."""
+        target = fs.link_target(self.previous_link)
+        if target is None or not self.is_version_name(target.name):
+            return None
+        if os.path.realpath(target.parent) != os.path.realpath(self.versions):
+            return None
+        folder = self.versions / target.name
+        live = self.linked_version()
+        if not fs.is_real_dir(folder) or (live is not None and live.name == folder.name):
+            return None
+        meta = folder / METADATA
+        return folder if meta.is_file() and not meta.is_symlink() else None
+
     def current(self) -> Optional[Path]:
         """The version folder of a complete environment here (its metadata is written last)."""
         target = self.linked_version()

@@ -126,15 +126,50 @@ def refuse_overlapping_wheels(files: list[InstallSource]) -> list[str]:
 
 
 def _go_live(location: EnvLocation, target: Path) -> None:
-    """Swap the link to the new version, then delete the version it replaced."""
-    previous = location.linked_version()
+    """Swap the link to the new version; the version it replaced becomes the previous one
+    (restorable with `gpuenv envs rollback`), and the one that was previous goes."""
+    replaced = location.linked_version()
+    older = location.previous_version()
     try:
         _swap(location.link, target)
     except BaseException:
         fs.remove_tree_quietly(target, location.root)  # the old link still stands
         raise
-    if previous is not None and previous != target:
-        fs.remove_tree_quietly(previous, location.root)  # killed before this: a leftover
+    if replaced is None or replaced == target:
+        return
+    if not _complete(replaced):  # a corrupt version is nothing to roll back to
+        fs.remove_tree_quietly(replaced, location.root)  # killed before this: a leftover
+        return
+    _swap(location.previous_link, replaced)  # killed before this: `older` stays previous
+    if older is not None and older not in (target, replaced):
+        fs.remove_tree_quietly(older, location.root)  # killed before this: a leftover
+
+
+def _complete(version: Path) -> bool:
+    try:
+        read_metadata(version)
+    except (CorruptEnvironment, InstallError, OSError):
+        return False
+    return True
+
+
+def rollback(location: EnvLocation) -> tuple[Path, Path]:
+    """Make the previous version live again, and the live one previous (a second rollback
+    undoes the first). Returns (now live, now previous)."""
+    with exclusive(location.lock_path, timeout=timeout_from_env(), what=location.name):
+        previous = location.previous_version()
+        live = location.linked_version()
+        if previous is None or live is None:
+            raise StoreInputError(
+                f"{location.name} has no previous version to roll back to (gpuenv keeps the"
+                " version an install replaced until the next install; none was replaced since)"
+            )
+        try:
+            _swap(location.link, previous)
+            _swap(location.previous_link, live)
+        except OSError as exc:
+            raise fs.disk_error(exc, str(location.root)) from exc
+    return previous, live
 
 
 def _waiting_notice(
@@ -187,7 +222,9 @@ def _build_aside(
     from gpuenv.envs import backends
 
     target = location.version_dir(locked.content_sha256)
-    if target == location.linked_version():  # same lockfile, but its metadata is corrupt
+    # the same lockfile as the live version (its metadata corrupt) or the previous one (kept
+    # for a rollback): build beside it, never into it
+    if target in (location.linked_version(), location.previous_version()):
         target = location.version_dir(hashlib.sha256(target.name.encode()).hexdigest())
     os.makedirs(target.parent, exist_ok=True)
     try:
