@@ -227,3 +227,22 @@ def test_an_nvidia_pin_no_row_measured_is_a_warning(kb: KnowledgeBase) -> None:
     ]
     assert warnings and all("nvidia-nvvm is in no nvidia.toml" in w for w in warnings)
     assert any(w.startswith("jax.toml jax ") for w in warnings)
+
+
+def test_a_linux_cuda_torch_row_without_pip_libs_says_why(kb: KnowledgeBase) -> None:
+    """Absent pip_libs on a Linux CUDA build is either measured (the wheel bundles its CUDA
+    libraries, cited) or said to be unknown: the resolver must never read it as "needs none"."""
+    silent, bundled = [], []
+    for rel in kb.frameworks["torch"].releases:
+        for build in rel.builds:
+            if not build.is_gpu or build.pip_libs:
+                continue
+            if not any(p.startswith("linux") for p in build.platforms):
+                continue
+            note = build.provenance.note
+            if "bundles its CUDA libraries" in note:
+                bundled.append(f"{rel.version} {build.variant} {build.platforms[0]}")
+            elif "pip_libs not recorded (unknown, not none)" not in note:
+                silent.append(f"{rel.version} {build.variant} {build.platforms}")
+    assert silent == []
+    assert "1.13.1 cu116 linux-64" in bundled and "2.5.1 cu124 linux-aarch64" in bundled
