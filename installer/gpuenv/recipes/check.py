@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from packaging.requirements import InvalidRequirement, Requirement
-from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
 from gpuenv.machine import MachineError, parse_compute_capability, parse_driver_version
@@ -53,6 +53,7 @@ def check(kb: KnowledgeBase) -> list[Finding]:
     findings += _check_gpus(kb)
     for fw in kb.frameworks.values():
         findings += _check_framework(kb, fw.name)
+    findings += _check_nvidia(kb)
     return findings
 
 
@@ -321,4 +322,76 @@ def _requirements(where: str, field: str, texts: tuple[str, ...]) -> list[Findin
             Requirement(text)
         except InvalidRequirement as exc:
             out.append(Finding("error", where, f"{field}: {text!r} is not a requirement ({exc})"))
+    return out
+
+
+_NVIDIA_LIB = re.compile(r"^nvidia-[a-z0-9-]+$")
+_WHEEL_READ = re.compile(r"^(\S+\.whl) sha256=([0-9a-f]{64})$")
+
+
+def _check_nvidia(kb: KnowledgeBase) -> list[Finding]:
+    """nvidia.toml: each package in one library at most, each library named once, each source
+    a list of wheels of the row's own packages; and every nvidia-* CUDA library a framework row
+    requires is in some library row (else its folder was never measured)."""
+    out: list[Finding] = []
+    owner: dict[str, str] = {}
+    names: set[str] = set()
+    for row in kb.nvidia_libraries:
+        where = f"nvidia.toml library {row.name}"
+        if row.name in names:
+            out.append(Finding("error", where, "another [[library]] row has this name"))
+        names.add(row.name)
+        if not row.verified and not row.note:
+            out.append(
+                Finding("error", where, "verified = false needs a note saying what is uncertain")
+            )
+        for package in row.packages:
+            if package in owner and owner[package] != row.name:
+                out.append(
+                    Finding("error", where, f"{package} is also in library {owner[package]}")
+                )
+            owner.setdefault(package, row.name)
+        out += _wheels_read(where, row.source, row.packages)
+    for fw in kb.frameworks.values():
+        for rel in fw.releases:
+            for build in rel.builds:
+                for text in build.pip_libs:
+                    try:
+                        name = canonicalize_name(Requirement(text).name)
+                    except InvalidRequirement:
+                        continue  # reported by _requirements
+                    if _NVIDIA_LIB.match(name) and kb.library_of(name) is None:
+                        out.append(
+                            Finding(
+                                "warning",
+                                f"{fw.file} {fw.name} {rel.version} [{build.variant}]",
+                                f"pip_libs: {name} is in no nvidia.toml [[library]] row"
+                                " (which folder its wheels write is unmeasured)",
+                            )
+                        )
+    return out
+
+
+def _wheels_read(where: str, source: str, packages: tuple[str, ...]) -> list[Finding]:
+    """A library row's source: '<wheel file> sha256=<hex>' entries joined by '; ', each a wheel
+    of one of the row's packages."""
+    out = []
+    for text in (t.strip() for t in source.split(";")):
+        match = _WHEEL_READ.match(text)
+        if not match:
+            out.append(Finding("error", where, f"source {text!r}: not '<wheel> sha256=<hex>'"))
+            continue
+        try:
+            project = parse_wheel_filename(match[1])[0]
+        except (InvalidWheelFilename, InvalidVersion):
+            out.append(Finding("error", where, f"source {match[1]!r} is not a wheel name"))
+            continue
+        if project not in packages:
+            out.append(
+                Finding(
+                    "error",
+                    where,
+                    f"source {match[1]} is a wheel of {project}, not of its packages",
+                )
+            )
     return out

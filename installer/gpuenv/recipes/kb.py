@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from packaging.utils import canonicalize_name
+
 from gpuenv.machine import cc_tuple
 from gpuenv.recipes.gpu_names import GpuMatch, GpuNames
 from gpuenv.recipes.model import (
@@ -15,6 +17,7 @@ from gpuenv.recipes.model import (
     FrameworkDriver,
     Generation,
     GpuRecord,
+    NvidiaLibrary,
     RecipeError,
     Toolkit,
     WslSupport,
@@ -37,11 +40,28 @@ class KnowledgeBase:
     driver_branches: tuple[int, ...] = ()  # ascending: R390, R396, ..., R580, R590, ...
     framework_drivers: tuple[FrameworkDriver, ...] = ()
     wsl: Optional[WslSupport] = None  # what CUDA in WSL2 needs of the Windows host
+    # NVIDIA's CUDA library wheels that share a folder across CUDA majors (nvidia.toml)
+    nvidia_libraries: tuple[NvidiaLibrary, ...] = ()
     # the GPU look-up tables (by PCI id, by name, by typed model name), built on load
     names: GpuNames = field(init=False, repr=False, compare=False)
+    # canonical package name -> its nvidia.toml library, built on load
+    _library_by_package: dict[str, str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self.names = GpuNames(self.gpus)
+        by_package: dict[str, str] = {}
+        for library in self.nvidia_libraries:
+            for package in library.packages:
+                # the first row wins; `recipes check` reports a package in two rows
+                by_package.setdefault(canonicalize_name(package), library.name)
+        self._library_by_package = by_package
+
+    # --- NVIDIA's CUDA library wheels ------------------------------------------------------
+    def library_of(self, package: str) -> Optional[str]:
+        """The nvidia.toml library a package belongs to (by its PEP 503 normalised name), or
+        None: packages of one library install into one folder, so at most one of them may be in
+        an environment."""
+        return self._library_by_package.get(canonicalize_name(package))
 
     # --- GPUs: see gpuenv.recipes.gpu_names -------------------------------------------------
     def find_gpu(

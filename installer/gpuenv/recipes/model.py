@@ -226,3 +226,17 @@ class GpuRecord:
     provenance: Sourced
     # False where only pci.ids names this chip so: NVIDIA's own name tables do not list it.
     confirmed_by_nvidia: bool = True
+
+
+@dataclass(frozen=True)
+class NvidiaLibrary:
+    """An NVIDIA CUDA library whose pip wheels for different CUDA majors install files into one
+    folder (nvidia-cudnn-cu11, -cu12 and -cu13 all write nvidia/cudnn/): at most one of its
+    packages may be in one environment. Measured from the wheels' RECORD files."""
+
+    name: str  # "cudnn"
+    packages: tuple[str, ...]  # PyPI project names, canonical: ("nvidia-cudnn-cu11", ...)
+    folder: str  # the folder they share: "nvidia/cudnn"
+    source: str  # the wheels whose RECORD was read: "<wheel file> sha256=<hex>; ..."
+    note: Optional[str] = None
+    verified: bool = True

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from gpuenv.recipes.kb import KnowledgeBase
@@ -28,6 +29,7 @@ from gpuenv.recipes.model import (
     Generation,
     GpuRecord,
     KnownBroken,
+    NvidiaLibrary,
     RecipeError,
     Release,
     Sourced,
@@ -107,6 +109,7 @@ def parse_knowledge_base(root: Path, raws: dict[str, bytes], digest: str) -> Kno
             _framework_driver(r, _where("cuda.toml", "framework_driver", i, r))
             for i, r in enumerate(cuda.get("framework_driver", []))
         ),
+        nvidia_libraries=_nvidia_libraries(docs["nvidia.toml"]) if "nvidia.toml" in docs else (),
     )
 
 
@@ -437,3 +440,65 @@ def _bool(row: dict[str, Any], key: str, where: str, *, default: bool) -> bool:
     if not isinstance(value, bool):
         raise RecipeError(f"{where}: {key!r} must be true or false, got {value!r}")
     return value
+
+
+_NVIDIA_FILE = "nvidia.toml"
+_NVIDIA_TOP = {"schema", "library"}
+_NVIDIA_ROW = {"name", "packages", "folder", "source", "note", "verified"}
+
+
+def _nvidia_libraries(doc: dict[str, Any]) -> tuple[NvidiaLibrary, ...]:
+    """nvidia.toml's [[library]] rows. Unlike the older tables this file is strict about keys
+    too: a misspelt `pakages` would silently leave a library without its packages."""
+    unknown = sorted(set(doc) - _NVIDIA_TOP)
+    if unknown:
+        raise RecipeError(f"{_NVIDIA_FILE}: unknown top-level key(s) {', '.join(unknown)}")
+    if doc.get("schema") != 1:
+        raise RecipeError(f"{_NVIDIA_FILE}: schema = {doc.get('schema')!r}, expected 1")
+    rows = doc.get("library", [])
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        raise RecipeError(f"{_NVIDIA_FILE}: 'library' must be an array of [[library]] tables")
+    return tuple(
+        _nvidia_library(r, _where(_NVIDIA_FILE, "library", i, r)) for i, r in enumerate(rows)
+    )
+
+
+def _nvidia_library(row: dict[str, Any], where: str) -> NvidiaLibrary:
+    unknown = sorted(set(row) - _NVIDIA_ROW)
+    if unknown:
+        raise RecipeError(f"{where}: unknown key(s) {', '.join(unknown)}")
+    texts = {}
+    for key in ("name", "folder", "source"):
+        value = _req(row, key, where)
+        if not isinstance(value, str) or not value.strip():
+            raise RecipeError(f"{where}: {key!r} must be a non-empty string, got {value!r}")
+        texts[key] = value.strip()
+    note = row.get("note")
+    if note is not None and not isinstance(note, str):
+        raise RecipeError(f"{where}: 'note' must be a string, got {note!r}")
+    packages = _req(row, "packages", where)
+    if not isinstance(packages, list) or not packages:
+        raise RecipeError(f"{where}: 'packages' must be a non-empty list of project names")
+    for package in packages:
+        if not isinstance(package, str) or canonicalize_name(package) != package:
+            raise RecipeError(
+                f"{where}: package {package!r} is not a canonical project name"
+                " (lower case, words joined by '-')"
+            )
+    if len(set(packages)) != len(packages):
+        raise RecipeError(f"{where}: 'packages' names a package twice: {packages!r}")
+    folder = texts["folder"]
+    if (
+        folder.startswith("/")
+        or "\\" in folder
+        or any(p in ("", ".", "..") for p in folder.split("/"))
+    ):
+        raise RecipeError(f"{where}: folder {folder!r} is not a relative path like 'nvidia/cudnn'")
+    return NvidiaLibrary(
+        name=texts["name"],
+        packages=tuple(packages),
+        folder=folder,
+        source=texts["source"],
+        note=(note.strip() or None) if note is not None else None,
+        verified=_bool(row, "verified", where, default=True),
+    )
