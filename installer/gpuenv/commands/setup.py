@@ -54,6 +54,13 @@ class _Request:
     is_flag=True,
     help="Forget the packages and options recorded for this environment by earlier runs.",
 )
+@click.option(
+    "--split",
+    is_flag=True,
+    help="One environment per framework, named after it (torch, tensorflow, jax), each with"
+    " the extra packages, its own kernel and `gpuenv run -n NAME`: for frameworks whose CUDA"
+    " libraries cannot share one environment.",
+)
 @click.option("--dry-run", is_flag=True, help="Show what would be installed; change nothing.")
 @click.option("--force", is_flag=True, help="Redo every step even if nothing changed.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only the summary.")
@@ -68,6 +75,7 @@ def setup_command(
     jupyter: bool,
     allow_cpu_fallback: bool,
     fresh: bool,
+    split: bool,
     dry_run: bool,
     force: bool,
     quiet: bool,
@@ -80,21 +88,51 @@ def setup_command(
     file's stack, or PyTorch. Extra packages are recorded and kept when the environment is rebuilt.
     Safe to re-run: with nothing changed it is a quick no-op.
     """
-    run_setup(
-        requirements,
-        lab_file=lab_file,
-        name=name,
-        python=python,
-        no_gpu=no_gpu,
-        require_gpu=require_gpu,
-        jupyter=jupyter,
-        fresh=fresh,
-        dry_run=dry_run,
-        force=force,
-        quiet=quiet,
-        as_json=as_json,
-        allow_cpu_fallback=allow_cpu_fallback,
-    )
+    for group, env_name in _environments(requirements, name, split, lab_file, as_json):
+        run_setup(
+            group,
+            lab_file=lab_file,
+            name=env_name,
+            python=python,
+            no_gpu=no_gpu,
+            require_gpu=require_gpu,
+            jupyter=jupyter,
+            fresh=fresh,
+            dry_run=dry_run,
+            force=force,
+            quiet=quiet,
+            as_json=as_json,
+            allow_cpu_fallback=allow_cpu_fallback,
+        )
+
+
+def _environments(
+    requirements: tuple[str, ...],
+    name: str,
+    split: bool,
+    lab_file: Optional[Path],
+    as_json: bool,
+) -> list[tuple[tuple[str, ...], str]]:
+    """(requirements, environment name) of each environment to set up: one, or with --split
+    one per framework, named after it, each with the extra packages."""
+    if not split:
+        return [(requirements, name)]
+    from gpuenv.resolve.packages import split_requirements
+    from gpuenv.resolve.requirements import parse_requirements
+
+    if lab_file is not None or as_json or name != "default":
+        raise click.UsageError(
+            "--split makes one environment per framework, named after it:"
+            " it goes without --lab, --name and --json"
+        )
+    frameworks, packages = split_requirements(requirements)
+    groups: dict[str, list[str]] = {}
+    for text in frameworks:
+        (req,) = parse_requirements([text])
+        groups.setdefault(req.framework, []).append(text)
+    if len(groups) < 2:
+        raise click.UsageError("--split needs two or more frameworks (torch tensorflow ...)")
+    return [((*texts, *packages), framework) for framework, texts in groups.items()]
 
 
 @click.command("add")

@@ -31,6 +31,8 @@ class LockInputs:
         plan = self.plan.to_json(with_rejected=False)
         for wording in ("reasons", "warnings", "fixes", "knowledge_base"):
             plan.pop(wording, None)  # explanations change without changing the stack
+        for choice in plan.get("frameworks", {}).values():
+            choice.pop("nvidia", None)  # what the knowledge base knows of the build's wheels
         data = {
             "lock_format": LOCK_FORMAT,
             "plan": plan,

@@ -24,6 +24,7 @@ _FRAMEWORK_FIELDS: dict[str, tuple[type, ...]] = {
     "released": (str, _NULL),
     "gpu": (bool, _NULL),
     "related": (dict, _NULL),
+    "nvidia": (list, _NULL),
 }
 
 
@@ -80,6 +81,8 @@ def _check_frameworks(frameworks: Any) -> Optional[str]:
         for field, kinds in _FRAMEWORK_FIELDS.items():
             if field in choice and not isinstance(choice[field], kinds):
                 return f"frameworks.{name}.{field} is {_kind(choice[field])}"
+        if not all(isinstance(v, str) for v in choice.get("nvidia") or []):
+            return f"frameworks.{name}.nvidia is not a list of requirements"
         related = choice.get("related") or {}
         if not all(isinstance(v, str) for v in related.values()):
             return f"frameworks.{name}.related is not a mapping of names to versions"

@@ -6,11 +6,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
-from packaging.utils import canonicalize_name
-
 from gpuenv.machine import cc_tuple
 from gpuenv.recipes.gpu_names import GpuMatch, GpuNames
 from gpuenv.recipes.model import (
+    Build,
     CudaMajor,
     CudnnRelease,
     Framework,
@@ -19,10 +18,13 @@ from gpuenv.recipes.model import (
     GpuRecord,
     NvidiaLibrary,
     RecipeError,
+    Release,
     Toolkit,
+    UnpinnedWheels,
     WslSupport,
+    canonical_name,
 )
-from gpuenv.versions import major_minor
+from gpuenv.versions import major_minor, version_key
 
 
 @dataclass
@@ -42,6 +44,8 @@ class KnowledgeBase:
     wsl: Optional[WslSupport] = None  # what CUDA in WSL2 needs of the Windows host
     # NVIDIA's CUDA library wheels that share a folder across CUDA majors (nvidia.toml)
     nvidia_libraries: tuple[NvidiaLibrary, ...] = ()
+    # what builds whose own NVIDIA pins are not recorded take (nvidia.toml [[unpinned]])
+    unpinned_wheels: tuple[UnpinnedWheels, ...] = ()
     # the GPU look-up tables (by PCI id, by name, by typed model name), built on load
     names: GpuNames = field(init=False, repr=False, compare=False)
     # canonical package name -> its nvidia.toml library, built on load
@@ -53,7 +57,7 @@ class KnowledgeBase:
         for library in self.nvidia_libraries:
             for package in library.packages:
                 # the first row wins; `recipes check` reports a package in two rows
-                by_package.setdefault(canonicalize_name(package), library.name)
+                by_package.setdefault(canonical_name(package), library.name)
         self._library_by_package = by_package
 
     # --- NVIDIA's CUDA library wheels ------------------------------------------------------
@@ -61,7 +65,21 @@ class KnowledgeBase:
         """The nvidia.toml library a package belongs to (by its PEP 503 normalised name), or
         None: packages of one library install into one folder, so at most one of them may be in
         an environment."""
-        return self._library_by_package.get(canonicalize_name(package))
+        return self._library_by_package.get(canonical_name(package))
+
+    def assumed_nvidia(self, release: Release, build: Build) -> Optional[UnpinnedWheels]:
+        """The [[unpinned]] row that says which NVIDIA packages this build takes when its own
+        pins are not recorded (a Linux CUDA build on its framework's own index), or None."""
+        if build.pip_libs or not build.is_gpu or not build.index or not build.cuda:
+            return None
+        if not any(p.startswith("linux") for p in build.platforms):
+            return None
+        for row in self.unpinned_wheels:
+            if row.framework == release.framework and version_key(release.version) >= version_key(
+                row.since
+            ):
+                return row
+        return None
 
     # --- GPUs: see gpuenv.recipes.gpu_names -------------------------------------------------
     def find_gpu(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -10,6 +11,13 @@ from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from gpuenv.errors import DATA_EXIT, GpuenvError
+
+
+def canonical_name(name: str) -> str:
+    """A project name as PEP 503 compares it (packaging's canonicalize_name, without importing
+    packaging.utils, which brings packaging.tags and subprocess onto resolve's path)."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
 
 PLATFORMS = ("linux-64", "linux-aarch64", "win-64", "osx-64", "osx-arm64")
 # A framework whose own wheel is pure Python ships its compiled code in a companion project:
@@ -71,6 +79,13 @@ class Build:
     @property
     def is_gpu(self) -> bool:
         return self.cuda is not None
+
+    @property
+    def nvidia_pins_unknown(self) -> bool:
+        """A CUDA build whose NVIDIA wheel requirements are not recorded: its note says
+        "unknown, not none" (recipes/README.md; `recipes check` holds every Linux CUDA row
+        without pip_libs to saying "bundled" or that)."""
+        return self.is_gpu and not self.pip_libs and "unknown, not none" in self.provenance.note
 
 
 @dataclass(frozen=True)
@@ -238,5 +253,20 @@ class NvidiaLibrary:
     packages: tuple[str, ...]  # PyPI project names, canonical: ("nvidia-cudnn-cu11", ...)
     folder: str  # the folder they share: "nvidia/cudnn"
     source: str  # the wheels whose RECORD was read: "<wheel file> sha256=<hex>; ..."
+    note: Optional[str] = None
+    verified: bool = True
+
+
+@dataclass(frozen=True)
+class UnpinnedWheels:
+    """What a framework's Linux CUDA builds on its own index take from NVIDIA's wheels where a
+    build's own pins are not recorded: the packages (`{major}`: the build's CUDA major), not
+    their versions. Enough to tell two frameworks that would put two builds of one library on
+    one path; the lock's RECORD check is exact."""
+
+    framework: str
+    since: str  # the first release it holds for
+    packages: tuple[str, ...]  # "nvidia-cudnn-cu{major}"
+    source: str
     note: Optional[str] = None
     verified: bool = True

@@ -9,12 +9,12 @@ top; each parser is short, and splitting them apart would scatter those readers.
 from __future__ import annotations
 
 import datetime as dt
+import re
 import sys
 from pathlib import Path
 from typing import Any, Optional
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
-from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from gpuenv.recipes.kb import KnowledgeBase
@@ -34,7 +34,9 @@ from gpuenv.recipes.model import (
     Release,
     Sourced,
     Toolkit,
+    UnpinnedWheels,
     WslSupport,
+    canonical_name,
 )
 
 FRAMEWORK_FILES = {"torch": "pytorch.toml", "tensorflow": "tensorflow.toml", "jax": "jax.toml"}
@@ -110,6 +112,7 @@ def parse_knowledge_base(root: Path, raws: dict[str, bytes], digest: str) -> Kno
             for i, r in enumerate(cuda.get("framework_driver", []))
         ),
         nvidia_libraries=_nvidia_libraries(docs["nvidia.toml"]) if "nvidia.toml" in docs else (),
+        unpinned_wheels=_unpinned_wheels(docs["nvidia.toml"]) if "nvidia.toml" in docs else (),
     )
 
 
@@ -443,7 +446,8 @@ def _bool(row: dict[str, Any], key: str, where: str, *, default: bool) -> bool:
 
 
 _NVIDIA_FILE = "nvidia.toml"
-_NVIDIA_TOP = {"schema", "library"}
+_NVIDIA_TOP = {"schema", "library", "unpinned"}
+_UNPINNED_ROW = {"framework", "since", "packages", "source", "note", "verified"}
 _NVIDIA_ROW = {"name", "packages", "folder", "source", "note", "verified"}
 
 
@@ -480,7 +484,7 @@ def _nvidia_library(row: dict[str, Any], where: str) -> NvidiaLibrary:
     if not isinstance(packages, list) or not packages:
         raise RecipeError(f"{where}: 'packages' must be a non-empty list of project names")
     for package in packages:
-        if not isinstance(package, str) or canonicalize_name(package) != package:
+        if not isinstance(package, str) or canonical_name(package) != package:
             raise RecipeError(
                 f"{where}: package {package!r} is not a canonical project name"
                 " (lower case, words joined by '-')"
@@ -502,3 +506,49 @@ def _nvidia_library(row: dict[str, Any], where: str) -> NvidiaLibrary:
         note=(note.strip() or None) if note is not None else None,
         verified=_bool(row, "verified", where, default=True),
     )
+
+
+def _unpinned_wheels(doc: dict[str, Any]) -> tuple[UnpinnedWheels, ...]:
+    """nvidia.toml's [[unpinned]] rows (strict keys, as the [[library]] rows)."""
+    rows = doc.get("unpinned", [])
+    if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
+        raise RecipeError(f"{_NVIDIA_FILE}: 'unpinned' must be an array of [[unpinned]] tables")
+    return tuple(_unpinned(r, _where(_NVIDIA_FILE, "unpinned", i, r)) for i, r in enumerate(rows))
+
+
+def _unpinned(row: dict[str, Any], where: str) -> UnpinnedWheels:
+    unknown = sorted(set(row) - _UNPINNED_ROW)
+    if unknown:
+        raise RecipeError(f"{where}: unknown key(s) {', '.join(unknown)}")
+    texts = {}
+    for key in ("framework", "since", "source"):
+        value = _req(row, key, where)
+        if not isinstance(value, str) or not value.strip():
+            raise RecipeError(f"{where}: {key!r} must be a non-empty string, got {value!r}")
+        texts[key] = value.strip()
+    try:
+        Version(texts["since"])
+    except InvalidVersion as exc:
+        raise RecipeError(f"{where}: since {texts['since']!r} is not a version") from exc
+    packages = _req(row, "packages", where)
+    if not isinstance(packages, list) or not packages:
+        raise RecipeError(f"{where}: 'packages' must be a non-empty list")
+    for package in packages:
+        if not isinstance(package, str) or not _UNPINNED_PACKAGE.fullmatch(package):
+            raise RecipeError(
+                f"{where}: package {package!r} must be a canonical name ending in -cu{{major}}"
+            )
+    note = row.get("note")
+    if note is not None and not isinstance(note, str):
+        raise RecipeError(f"{where}: 'note' must be a string, got {note!r}")
+    return UnpinnedWheels(
+        framework=texts["framework"],
+        since=texts["since"],
+        packages=tuple(packages),
+        source=texts["source"],
+        note=(note.strip() or None) if note is not None else None,
+        verified=_bool(row, "verified", where, default=True),
+    )
+
+
+_UNPINNED_PACKAGE = re.compile(r"nvidia(?:-[a-z0-9]+)+-cu\{major\}")

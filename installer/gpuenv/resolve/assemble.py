@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Optional
 
 from gpuenv.machine import Machine
 from gpuenv.recipes import PLATFORM_PROJECT, KnowledgeBase
 from gpuenv.resolve import explain
-from gpuenv.resolve.combine import common_pythons
+from gpuenv.resolve.combine import common_pythons, nvidia_wheels
 from gpuenv.resolve.plan import FrameworkChoice, PipRequirement, Plan, RejectedCandidate
 from gpuenv.resolve.requirements import RETIRED_NAMES, FrameworkRequirement
 from gpuenv.resolve.rules import (
@@ -31,7 +31,10 @@ def assemble(
     reqs: Sequence[FrameworkRequirement],
     chosen: Sequence[Candidate],
     rejections: list[Rejection],
+    cpu_because: Optional[Mapping[str, str]] = None,
 ) -> Plan:
+    """The Plan of the chosen candidates; `cpu_because`: framework -> why it runs on the CPU
+    when a GPU build of it exists but cannot share the environment with the others."""
     pythons = common_pythons(chosen)
     python = pythons[-1]
     frameworks: dict[str, FrameworkChoice] = {}
@@ -55,6 +58,7 @@ def assemble(
             released=release.released.isoformat() if release.released else None,
             gpu=cand.on_gpu,
             related=dict(release.related),
+            nvidia=nvidia_wheels(cand, kb),
         )
         pip.extend(_pip_requirements(req, cand, target))
         if not cand.extra and not build.pip_libs_declared:
@@ -76,9 +80,10 @@ def assemble(
                 " for the CPU-only build"
             )
         elif target.wants_gpu and not cand.on_gpu:
+            because = (cpu_because or {}).get(req.framework)
             warnings.append(
                 f"{req.framework} {release.version} will run on the CPU: "
-                + explain.why_not_gpu(req.framework, rejections, target)
+                + (because or explain.why_not_gpu(req.framework, rejections, target))
             )
         elif target.platform == "osx-arm64" and req.framework == "torch":
             reasons.append(

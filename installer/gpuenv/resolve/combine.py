@@ -15,6 +15,7 @@ from typing import Optional
 
 from packaging.version import InvalidVersion, Version
 
+from gpuenv.recipes import KnowledgeBase
 from gpuenv.resolve.requirements import Pin, RequirementError, parse_pin
 from gpuenv.resolve.rules import Candidate
 from gpuenv.versions import version_key
@@ -35,12 +36,94 @@ def common_pythons(chosen: Sequence[Candidate]) -> list[str]:
     return sorted(common, key=version_key)
 
 
-def conflict(chosen: Sequence[Candidate]) -> Optional[Conflict]:
+def nvidia_wheels(cand: Candidate, kb: Optional[KnowledgeBase]) -> tuple[str, ...]:
+    """The NVIDIA wheel requirements a candidate brings: its recorded pins, or, where a Linux
+    CUDA build's own pins are not recorded, the packages nvidia.toml's [[unpinned]] row says its
+    kind of build takes (with no version: `nvidia-cudnn-cu12`)."""
+    if cand.pip_libs or kb is None or not cand.on_gpu:
+        return cand.pip_libs
+    row = kb.assumed_nvidia(cand.release, cand.build)
+    if row is None:
+        return ()
+    major = (cand.build.cuda or "").split(".", 1)[0]
+    return tuple(p.replace("{major}", major) for p in row.packages)
+
+
+def conflict(chosen: Sequence[Candidate], kb: Optional[KnowledgeBase] = None) -> Optional[Conflict]:
     """Why these candidates cannot share one environment, or None."""
     if len(chosen) > 1 and not common_pythons(chosen):
         parts = "; ".join(f"{c.label}: {', '.join(c.pythons)}" for c in chosen)
         return Conflict(f"no Python version in common ({parts})")
-    return _library_conflict(chosen)
+    return (
+        _shared_folder_conflict(chosen, kb)
+        or _unknown_pins_conflict(chosen, kb)
+        or _library_conflict(chosen)
+    )
+
+
+def _unknown_pins_conflict(
+    chosen: Sequence[Candidate], kb: Optional[KnowledgeBase]
+) -> Optional[Conflict]:
+    """A GPU build whose NVIDIA wheel versions are not recorded cannot be shown to agree with
+    another framework taking the same NVIDIA packages (or, where not even the packages are
+    known, any): the search goes on to a combination that can be checked."""
+    if kb is None or len(chosen) < 2:
+        return None
+    for cand in chosen:
+        if not cand.on_gpu or not cand.build.nvidia_pins_unknown:
+            continue
+        assumed = _names(nvidia_wheels(cand, kb))
+        for other in chosen:
+            if other is cand:
+                continue
+            theirs = _names(nvidia_wheels(other, kb))
+            shared = sorted(assumed & theirs) if assumed else sorted(theirs)
+            if shared:
+                return Conflict(
+                    f"{cand.label}: its NVIDIA wheel versions are not recorded (its index could"
+                    f" not be read), so whether it agrees with {other.label} on"
+                    f" {', '.join(shared[:3])} cannot be checked"
+                )
+    return None
+
+
+def _names(texts: Sequence[str]) -> set[str]:
+    out = set()
+    for text in texts:
+        try:
+            out.add(parse_pin(text).name)
+        except RequirementError:
+            continue
+    return out
+
+
+def _shared_folder_conflict(
+    chosen: Sequence[Candidate], kb: Optional[KnowledgeBase]
+) -> Optional[Conflict]:
+    """Two packages of one NVIDIA library (nvidia-cudnn-cu12 and -cu13) install into one
+    folder: whichever installs last wins the shared files, so at most one may be planned."""
+    if kb is None or len(chosen) < 2:
+        return None
+    taken: dict[str, list[tuple[str, Candidate, str]]] = {}  # library -> (package, by, text)
+    for cand in chosen:
+        for text in nvidia_wheels(cand, kb):
+            try:
+                req = parse_pin(text)
+            except RequirementError:
+                continue
+            library = kb.library_of(req.name)
+            if library is not None:
+                taken.setdefault(library, []).append((req.name, cand, text))
+    for library, uses in sorted(taken.items()):
+        for package, cand, text in uses:
+            for other_package, other, other_text in uses:
+                if other is not cand and other_package != package:
+                    return Conflict(
+                        f"{library}: {cand.label} takes {text}, {other.label} takes"
+                        f" {other_text}; both install into the same folder (two builds of"
+                        f" {library} on one path)"
+                    )
+    return None
 
 
 def _library_conflict(chosen: Sequence[Candidate]) -> Optional[Conflict]:
@@ -83,7 +166,9 @@ def _library_conflict(chosen: Sequence[Candidate]) -> Optional[Conflict]:
 
 
 def best_combination(
-    ranked: Sequence[Sequence[Candidate]], gpu_counts: Sequence[int]
+    ranked: Sequence[Sequence[Candidate]],
+    gpu_counts: Sequence[int],
+    kb: Optional[KnowledgeBase] = None,
 ) -> tuple[Optional[tuple[Candidate, ...]], list[Conflict]]:
     """The best compatible combination, and the conflicts met on the way (for explain).
 
@@ -106,7 +191,7 @@ def best_combination(
         _, _, idx = heapq.heappop(heap)
         visits += 1
         chosen = tuple(ranked[i][idx[i]] for i in range(n))
-        found = conflict(chosen)
+        found = conflict(chosen, kb)
         if found is None:
             return chosen, conflicts
         if len(conflicts) < 20:

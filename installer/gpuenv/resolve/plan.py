@@ -38,9 +38,12 @@ class FrameworkChoice:
     released: Optional[str]
     gpu: bool
     related: dict[str, str] = field(default_factory=dict)
+    # the NVIDIA wheel requirements it brings (recorded pins, or packages assumed by kind), where
+    # it takes any: what two frameworks in one environment must agree on
+    nvidia: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "version": self.version,
             "variant": self.variant,
             "cuda": self.cuda,
@@ -50,6 +53,9 @@ class FrameworkChoice:
             "gpu": self.gpu,
             "related": dict(self.related),
         }
+        if self.nvidia:  # absent otherwise: a plan without NVIDIA wheels reads as it did
+            out["nvidia"] = list(self.nvidia)
+        return out
 
     @classmethod
     def from_json(cls, name: str, data: dict[str, Any]) -> FrameworkChoice:
@@ -63,6 +69,7 @@ class FrameworkChoice:
             released=data.get("released"),
             gpu=bool(data.get("gpu")),
             related=dict(data.get("related") or {}),
+            nvidia=tuple(str(r) for r in data.get("nvidia") or ()),
         )
 
 

@@ -10,6 +10,7 @@ from typing import NamedTuple
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from gpuenv.errors import USAGE_EXIT, GpuenvError
+from gpuenv.recipes.model import canonical_name as canonical_name
 
 # What people type -> (framework, extra project installed beside it)
 _ALIASES: dict[str, tuple[str, str | None]] = {
@@ -55,10 +56,6 @@ _PIN = re.compile(
     r"^\s*([A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?)\s*(?:\[([^\]]*)\])?\s*\(?([^;()]*)\)?\s*(?:;.*)?$"
 )
 _EXTRA = r"^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?$"  # PEP 508 identifier, compiled on use
-
-
-def canonical_name(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 # Memoised: resolve reads the same few dozen library requirements of the knowledge base for

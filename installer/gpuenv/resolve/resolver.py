@@ -12,7 +12,7 @@ from gpuenv.recipes import KnowledgeBase, load_knowledge_base
 from gpuenv.resolve import explain
 from gpuenv.resolve.assemble import assemble
 from gpuenv.resolve.candidates import candidates
-from gpuenv.resolve.combine import best_combination
+from gpuenv.resolve.combine import Conflict, best_combination, nvidia_wheels
 from gpuenv.resolve.plan import DEFAULT_REQUIREMENTS, Plan
 from gpuenv.resolve.requirements import (
     FrameworkRequirement,
@@ -144,23 +144,85 @@ def _resolve(
         ranked.append(gpu + cpu)
         gpu_counts.append(len(gpu))
 
-    chosen, conflicts = best_combination(ranked, gpu_counts)
+    chosen, conflicts = best_combination(ranked, gpu_counts, kb)
     if chosen is None:
         raise ResolveError(
             explain.infeasible(reqs, ranked, rejections, [c.message for c in conflicts])
         )
 
+    cpu_because = _kept_off_the_gpu(reqs, chosen, gpu_counts, conflicts, require_gpu)
     on_cpu = [c for c in chosen if not c.on_gpu]
     if require_gpu and on_cpu:
         why = "; ".join(explain.why_not_gpu(c.framework, rejections, target) for c in on_cpu)
         raise ResolveError(f"--require-gpu: {why}")
-    plan = assemble(kb, machine, target, reqs, chosen, rejections)
+    plan = assemble(kb, machine, target, reqs, chosen, rejections, cpu_because)
+    plan = _with_agreement(plan, chosen, kb)
     tops = [r[0] for r in ranked]
     if conflicts and any(c is not top for c, top in zip(chosen, tops)):
-        newest = ", ".join(t.label for t in tops)
-        trade = (
-            f"Trade-off: the newest candidates ({newest}) cannot share one environment"
-            f" ({conflicts[0].message}); this is the newest combination that can"
-        )
-        plan = dataclasses.replace(plan, reasons=(*plan.reasons, trade))
+        trades = [
+            f"Trade-off: {c.label} instead of {top.label}: the newest candidates cannot share"
+            f" one environment ({conflicts[0].message})"
+            for c, top in zip(chosen, tops)
+            if c is not top
+        ]
+        plan = dataclasses.replace(plan, reasons=(*plan.reasons, *trades))
     return plan, rejections, target
+
+
+def _kept_off_the_gpu(
+    reqs: Sequence[FrameworkRequirement],
+    chosen: Sequence[Candidate],
+    gpu_counts: Sequence[int],
+    conflicts: Sequence[Conflict],
+    require_gpu: bool,
+) -> dict[str, str]:
+    """framework -> why it runs on the CPU although a GPU build of it runs here: no combination
+    keeps every framework on the GPU in one environment. Under --require-gpu, or when every
+    framework was asked for by version, that is an error naming the clash, not a plan."""
+    pushed = [c for c, gpus in zip(chosen, gpu_counts) if not c.on_gpu and gpus > 0 and conflicts]
+    if not pushed:
+        return {}
+    clash = conflicts[0].message
+    names = " and ".join(r.framework for r in reqs)
+    split = " ".join(r.text if " " not in r.text else repr(r.text) for r in reqs)
+    alternatives = (
+        f"an older release of one of them, or one environment per framework (`gpuenv setup"
+        f" --split {split}`: each its own environment, kernel and `gpuenv run -n NAME`)"
+    )
+    if require_gpu or all(str(r.specifier) for r in reqs):
+        asked = " and ".join(repr(r.text) for r in reqs)
+        flag = "--require-gpu: " if require_gpu else ""
+        raise ResolveError(
+            f"{flag}{asked} cannot share one environment with each on the GPU: {clash}."
+            f" Choose {alternatives}."
+        )
+    why = (
+        f"no combination keeps {names} all on the GPU in one environment ({clash});"
+        f" for the GPU, choose {alternatives}"
+    )
+    return {c.framework: why for c in pushed}
+
+
+def nvidia_by_framework(chosen: Sequence[Candidate], kb: KnowledgeBase) -> dict[str, list[str]]:
+    """framework -> the NVIDIA wheel requirements it brings (recorded, or assumed by kind)."""
+    return {c.framework: list(nvidia_wheels(c, kb)) for c in chosen if nvidia_wheels(c, kb)}
+
+
+def _with_agreement(plan: Plan, chosen: Sequence[Candidate], kb: KnowledgeBase) -> Plan:
+    """Say how the frameworks that take NVIDIA's wheels agree, and what of that is assumed."""
+    brings = nvidia_by_framework(chosen, kb)
+    reasons, warnings = list(plan.reasons), list(plan.warnings)
+    if len(brings) > 1:
+        reasons.append(
+            f"One environment: {', '.join(sorted(brings))} take CUDA libraries from NVIDIA's"
+            " wheels; their requirements admit one version of each package and no two packages"
+            " of one library (recipes/nvidia.toml); the lock checks the wheels' own file lists"
+        )
+    for cand in chosen:
+        if cand.framework in brings and not cand.pip_libs:
+            warnings.append(
+                f"{cand.label}: its NVIDIA wheel pins are not recorded; it is taken to use"
+                f" {', '.join(brings[cand.framework])} (recipes/nvidia.toml [[unpinned]], not"
+                " verified)"
+            )
+    return dataclasses.replace(plan, reasons=tuple(reasons), warnings=tuple(warnings))
