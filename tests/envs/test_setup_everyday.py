@@ -37,6 +37,7 @@ class _Sourced:
     ideal: Any
     fresh: tuple[str, ...] = ()
     available: Any = None
+    fallback: tuple[str, ...] = ()
 
     def notes(self) -> list[str]:
         return []
@@ -260,3 +261,23 @@ def test_the_activate_line_setup_prints_is_safe_to_paste(
         assert not (work / "canary").exists(), run
         assert shown.returncode == 0, (run, pasted, shown.stderr)
         assert Path(shown.stdout).resolve() == env_python().parent.parent.resolve()
+
+
+def test_an_explicit_lab_file_wins_over_the_recorded_request(
+    local: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = gpuenv_main("setup", "jax", "tinytool<2", capsys=capsys)
+    assert code == 0, err
+    lab = tmp_path / "lab.toml"
+    lab.write_text(
+        '[lab]\nname = "t"\nlockfiles = "locks"\n'
+        '[stack]\nrequirements = ["jax"]\npackages = ["otherlib"]\n'
+        '[[class]]\nname = "cpu-only"\nos = "linux"\ngpu = "none"\n'
+    )
+    code, _, err = gpuenv_main("setup", "--lab", str(lab), capsys=capsys)
+    assert code == 0, err
+    assert f"the lab file {lab} replaces the request recorded for default" in err
+    state = read_state("default")
+    assert state["lab_class"] == "cpu-only" and state["frameworks"] == []
+    assert not any("tinytool" in p for p in state.get("packages", []))
+    assert run_in(env_python(), "import otherlib; print('ok')") == "ok"

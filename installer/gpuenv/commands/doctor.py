@@ -37,6 +37,34 @@ def machine_shadowing() -> list[Finding]:
     return []
 
 
+def _kernels() -> list[Finding]:
+    """Jupyter kernels gpuenv registered whose environment can no longer start them."""
+    import os
+
+    from gpuenv.doctor.findings import PROBLEM, Finding
+    from gpuenv.envs.jupyter import kernels_that_cannot_start
+    from gpuenv.envs.store import name_problem
+    from gpuenv.output import shown
+
+    out = []
+    for folder, env, why in kernels_that_cannot_start(os.environ):
+        kernel = Path(folder).name
+        name = env if not name_problem(env) else "NAME"  # kernel.json is not gpuenv's to trust
+        out.append(
+            Finding(
+                PROBLEM,
+                "kernel-cannot-start",
+                shown(f"the Jupyter kernel {kernel} cannot start: {why}"),
+                why=(shown(f"{folder}/kernel.json starts it"),),
+                fix=(
+                    f"`gpuenv setup -n {name} --jupyter` (or `gpuenv add -n {name} ipykernel`),"
+                    f" or remove the kernel: `jupyter kernelspec remove {kernel}`",
+                ),
+            )
+        )
+    return out
+
+
 def _env_shadowing(name: str, path: Path) -> tuple[Finding, ...]:
     import os
 
@@ -197,7 +225,7 @@ def doctor_command(
     machine = detect_machine()
     kb = load_knowledge_base()
     envs = gather_environments(not no_verify, timeout)
-    diagnosis = diagnose(machine, kb, envs, os.environ, machine_shadowing())
+    diagnosis = diagnose(machine, kb, envs, os.environ, machine_shadowing() + _kernels())
     if as_json:
         emit(diagnosis.to_json())
     else:

@@ -47,6 +47,11 @@ def check_command(
         index = default_index_url()
         click.echo(f"comparing with {redact_text(index)}", err=True)
         findings += compare(kb, index)
+        from gpuenv.index.simple import project_files
+        from gpuenv.recipes.draft.collect import get_small
+        from gpuenv.recipes.online_pins import pin_findings
+
+        findings += pin_findings(kb, index, project_files, get_small)
         if artifacts:
             from gpuenv.index.simple import file_sha256s, project_files
             from gpuenv.recipes.verify import artifact_findings

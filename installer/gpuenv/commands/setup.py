@@ -208,7 +208,15 @@ def run_setup(
     kb = load_knowledge_base()
     location = EnvLocation.named(name)
     state = read_state(name)
-    request = _request(requirements, state, fresh=fresh, jupyter=jupyter, adding=adding)
+    # an explicit --lab wins over what earlier runs recorded: the lab file is the stack
+    request = _request(
+        requirements, state, fresh=fresh or lab_file is not None, jupyter=jupyter, adding=adding
+    )
+    if lab_file is not None and _recorded(state, "frameworks"):
+        report.say(
+            f"note: the lab file {lab_file} replaces the request recorded for {name}"
+            f" ({', '.join((*_recorded(state, 'frameworks'), *_recorded(state, 'packages')))})"
+        )
     lab, lab_note = discover_lab(Path.cwd(), lab_file, request.frameworks, kb)
     if lab_note:
         report.say(f"note: {lab_note}")

@@ -70,6 +70,29 @@ def command_environment(
     return env
 
 
+def point_activation_at(env_dir: Path, link: Path) -> int:
+    """uv writes a venv's own folder into its activation scripts, but the environment is used
+    through its link, and every rebuild makes a new folder: each script names the link instead,
+    so a shell activated before a rebuild runs the new version's programs after it (the old
+    folder is deleted by a later install). Returns how many scripts were changed."""
+    old, new = str(env_dir), str(link)
+    changed = 0
+    for folder in ("bin", "Scripts"):
+        scripts = env_dir / folder
+        if not scripts.is_dir() or scripts.is_symlink():
+            continue
+        for script in sorted(scripts.glob("activate*")):
+            if script.is_symlink() or not script.is_file():
+                continue
+            text = script.read_text(encoding="utf-8", errors="surrogateescape")
+            if old in text:
+                script.write_text(
+                    text.replace(old, new), encoding="utf-8", errors="surrogateescape"
+                )
+                changed += 1
+    return changed
+
+
 def activate_hint(link: Path, backend: str, shell: str, name: Optional[str]) -> str:
     """The one line a person types in `shell` to activate the environment at `link`.
 

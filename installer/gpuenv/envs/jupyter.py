@@ -12,7 +12,7 @@ import shutil
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 from gpuenv.errors import USAGE_EXIT, GpuenvError
 
@@ -107,16 +107,57 @@ def remove_kernel(env_name: str, environ: Mapping[str, str]) -> bool:
 
 def _is_ours(folder: Path, env_name: str) -> bool:
     """Whether gpuenv wrote this kernel, for this very environment."""
+    spec = _our_spec(folder)
+    return spec is not None and spec[0] == env_name
+
+
+def _our_spec(folder: Path) -> Optional[tuple[str, dict[str, Any]]]:
+    """(environment name, kernel spec) of a kernel gpuenv wrote; None for any other."""
     from gpuenv.fs.safe_paths import UnsafePathError, read_bounded
 
     try:
         raw = read_bounded(folder / "kernel.json", MAX_KERNEL_BYTES, "kernel", follow_links=False)
         spec = json.loads(raw.decode("utf-8"))
     except (UnsafePathError, ValueError, RecursionError):
-        return False
+        return None
     metadata = spec.get("metadata") if isinstance(spec, dict) else None
     mark = metadata.get(MARKER) if isinstance(metadata, dict) else None
-    return isinstance(mark, dict) and mark.get("environment") == env_name
+    name = mark.get("environment") if isinstance(mark, dict) else None
+    return (name, spec) if isinstance(name, str) else None
+
+
+def kernels_that_cannot_start(environ: Mapping[str, str]) -> list[tuple[str, str, str]]:
+    """(kernel folder, its environment's name, why) for each kernel gpuenv wrote whose environment cannot start it: its
+    interpreter is gone, or the environment (rebuilt with another stack, say) has no ipykernel."""
+    kernels = jupyter_data_dir(environ) / "kernels"
+    try:
+        folders = sorted(p for p in kernels.iterdir() if p.name.startswith(KERNEL_PREFIX))
+    except OSError:
+        return []
+    out = []
+    for folder in folders:
+        found = None if folder.is_symlink() else _our_spec(folder)
+        if found is None:
+            continue
+        argv = found[1].get("argv")
+        python = (
+            Path(argv[0]) if isinstance(argv, list) and argv and isinstance(argv[0], str) else None
+        )
+        if python is None or not python.exists():
+            out.append((str(folder), found[0], f"its interpreter {python} does not exist"))
+        elif not _has_ipykernel(python):
+            out.append((str(folder), found[0], f"the environment of {python} has no ipykernel"))
+    return out
+
+
+def _has_ipykernel(python: Path) -> bool:
+    """ipykernel_launcher.py in the environment's site-packages (looked for, not imported)."""
+    env = python.parent.parent
+    patterns = (
+        "lib/python*/site-packages/ipykernel_launcher.py",
+        "Lib/site-packages/ipykernel_launcher.py",
+    )
+    return any(next(env.glob(p), None) is not None for p in patterns)
 
 
 MAX_KERNEL_BYTES = 1 << 20  # a kernel.json is a few hundred bytes

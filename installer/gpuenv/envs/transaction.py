@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
 from gpuenv.envs import fs, windows
+from gpuenv.envs.activation import point_activation_at
 from gpuenv.envs.errors import CorruptEnvironment, InstallError, StoreInputError
 from gpuenv.envs.filelock import exclusive, timeout_from_env
 from gpuenv.envs.inventory import leftovers_of
@@ -228,7 +229,7 @@ def _build_aside(
         target = location.version_dir(hashlib.sha256(target.name.encode()).hexdigest())
     os.makedirs(target.parent, exist_ok=True)
     try:
-        backend = _build(locked, target, files, uv, say, base_python)
+        backend = _build(locked, target, location.link, files, uv, say, base_python)
         if check is not None:
             error = check(interpreter(target))
             if error:
@@ -259,6 +260,7 @@ def check_platform(locked: LockedEnvironment) -> None:
 def _build(
     locked: LockedEnvironment,
     target: Path,
+    link: Path,
     files: list[InstallSource],
     uv: str,
     say: Say,
@@ -278,6 +280,8 @@ def _build(
         backend = "venv"
     say(f"installing {len(wheels)} wheels ({_wheel_origin(wheels)})")
     backends.install_wheels(python, wheels, uv)
+    if backend == "venv":
+        point_activation_at(target, link)
     if locked.platform.startswith("win"):
         windows.write_dll_pth(target)
     return backend
