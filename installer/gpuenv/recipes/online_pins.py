@@ -22,12 +22,15 @@ Lister = Callable[[str, str], dict[str, str]]
 Getter = Callable[[str], Optional[bytes]]
 
 
-def _sources(release: Release, build: Build) -> list[tuple[str, Optional[str]]]:
-    """(project, extra) whose METADATA declares this build's NVIDIA wheels, most specific first."""
+def _sources(release: Release, build: Build) -> list[tuple[str, str, Optional[str]]]:
+    """(project, version, extra) whose METADATA declares this build's NVIDIA wheels, most
+    specific first. jax's CUDA plugin carries jaxlib's version (jax 0.5.2 runs jaxlib 0.5.1)."""
     if release.framework == "jax":
         plugin = f"jax-{build.variant}-plugin"
-        return [(plugin, "with-cuda"), ("jax", build.extra)]
-    return [(build.package or release.package or release.framework, build.extra)]
+        jaxlib = release.related.get("jaxlib", release.version)
+        return [(plugin, jaxlib, "with-cuda"), ("jax", release.version, build.extra)]
+    project = build.package or release.package or release.framework
+    return [(project, release.version, build.extra)]
 
 
 def _checked_builds(kb: KnowledgeBase) -> Iterator[tuple[str, Release, Build]]:
@@ -75,12 +78,12 @@ def _published(
     from packaging.version import Version
 
     first: Optional[tuple[str, dict[str, str]]] = None
-    for project, extra in _sources(release, build):
+    for project, version, extra in _sources(release, build):
         try:
             files = listing(index_url, project)
         except FileNotFoundError:
             continue
-        wheel = _linux_wheel(files, Version(release.version))
+        wheel = _linux_wheel(files, Version(version))
         if wheel is None:
             continue
         name, url = wheel
@@ -100,6 +103,7 @@ def _published(
 
 
 def _linux_wheel(files: dict[str, str], version: object) -> Optional[tuple[str, str]]:
+    """A wheel of `version` that installs on Linux x86_64 (a pure one counts)."""
     from packaging.utils import InvalidWheelFilename, parse_wheel_filename
     from packaging.version import InvalidVersion
 
@@ -111,7 +115,8 @@ def _linux_wheel(files: dict[str, str], version: object) -> Optional[tuple[str, 
         except (InvalidWheelFilename, InvalidVersion):
             continue
         if found == version and any(
-            t.platform.endswith("x86_64") and "linux" in t.platform for t in tags
+            t.platform == "any" or (t.platform.endswith("x86_64") and "linux" in t.platform)
+            for t in tags
         ):
             return name, url
     return None
