@@ -90,12 +90,29 @@ def test_tensorflow_2_12_and_2_13_get_their_cudnn_wheel(kb, version) -> None:  #
 
 
 @pytest.mark.parametrize("version", ["2.12.0", "2.12.1"])
-def test_tensorflow_2_12_is_refused_with_the_reason(kb, version) -> None:  # type: ignore[no-untyped-def]
+def test_tensorflow_2_12_is_planned_with_jax_free_of_the_cut_off(kb, version) -> None:  # type: ignore[no-untyped-def]
     # tensorflow-2.12.0/2.12.1 METADATA: "Requires-Dist: jax>=0.3.15"; the default index has
-    # jax wheels for 0.1.19-0.1.23 and from 0.4.16 (jax-0.4.16-py3-none-any.whl) on, sdists
-    # only in between: no lock of wheels can hold it in its era.
-    with pytest.raises(ResolveError, match=r"jax>=0\.3\.15"):
-        resolve(_machine("linux-64", "8.6", "580.95.05"), [f"tensorflow=={version}"], kb=kb)
+    # jax wheels for 0.1.19-0.1.23 and from 0.4.16 (jax-0.4.16-py3-none-any.whl, 2023-09-19) on,
+    # sdists only in between: jax alone is locked without the stack's exclude-newer date.
+    plan = resolve(_machine("linux-64", "8.6", "580.95.05"), [f"tensorflow=={version}"], kb=kb)
+    assert plan.frameworks["tensorflow"].version == version and plan.frameworks["tensorflow"].gpu
+    assert plan.exclude_newer and plan.exclude_newer_exempt == ("jax",)
+    assert any(r.startswith("jax: locked without the") for r in plan.reasons)
+    assert "nvidia-cudnn-cu11==8.6.0.163" in [p.requirement for p in plan.pip]
+    assert "exclude_newer_exempt" in plan.to_json()
+    newer = resolve(_machine("linux-64", "8.6", "580.95.05"), ["tensorflow==2.13.*"], kb=kb)
+    assert newer.exclude_newer_exempt == () and "exclude_newer_exempt" not in newer.to_json()
+
+
+def test_the_exempt_companion_reaches_uv_as_its_own_cut_off(kb) -> None:  # type: ignore[no-untyped-def]
+    from gpuenv.index.config import IndexConfig
+    from gpuenv.lock.pypi import pip_request
+
+    plan = resolve(_machine("linux-64", "8.6", "580.95.05"), ["tensorflow==2.12.1"], kb=kb)
+    request = pip_request(plan, IndexConfig(), plan.exclude_newer, uv="uv")
+    args = list(request.cutoff)
+    assert args[:2] == ["--exclude-newer", plan.exclude_newer]
+    assert "jax=false" in args and args[args.index("jax=false") - 1] == "--exclude-newer-package"
 
 
 def test_python_choice_meets_the_companions_wheels(kb) -> None:  # type: ignore[no-untyped-def]
@@ -106,3 +123,15 @@ def test_python_choice_meets_the_companions_wheels(kb) -> None:  # type: ignore[
     assert alone.python == "3.13"
     both = resolve(machine, ["torch==2.5.1", "torchvision"], kb=kb)
     assert both.python == "3.12"
+
+
+@pytest.mark.parametrize("value", ["--index=https://evil.example", "jax false", "", "../x"])
+def test_an_exempt_project_from_a_file_must_be_a_project_name(kb, value) -> None:  # type: ignore[no-untyped-def]
+    from gpuenv.lock.plan_fields import check_plan
+
+    data = resolve(
+        _machine("linux-64", "8.6", "580.95.05"), ["tensorflow==2.12.1"], kb=kb
+    ).to_json()
+    assert check_plan(data) is None
+    data["exclude_newer_exempt"] = [value]
+    assert "exclude_newer_exempt" in str(check_plan(data))

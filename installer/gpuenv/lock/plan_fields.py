@@ -13,8 +13,17 @@ from gpuenv.resolve.plan import PLAN_SCHEMA
 PYTHON_VERSION = re.compile(r"[0-9]+\.[0-9]+")  # ASCII: \d also matches other digits
 ACCELERATORS = ("cuda", "cpu", "mps")
 _NULL = type(None)
-_STR_LISTS = ("conda", "companions", "constraints", "warnings", "reasons", "fixes")
+_STR_LISTS = (
+    "conda",
+    "companions",
+    "constraints",
+    "warnings",
+    "reasons",
+    "fixes",
+    "exclude_newer_exempt",
+)
 _OPTIONAL_STR = ("glibc", "driver", "exclude_newer")
+_PROJECT = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9._-]{0,98}[A-Za-z0-9])?")
 _FRAMEWORK_FIELDS: dict[str, tuple[type, ...]] = {
     "version": (str,),
     "variant": (str,),
@@ -54,6 +63,9 @@ def check_plan(data: Any) -> Optional[str]:
         value = data.get(key, [])
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             return f"{key} is not a list of strings"
+    for project in data.get("exclude_newer_exempt", []):
+        if not _PROJECT.fullmatch(project):  # each becomes one of uv's arguments
+            return f"exclude_newer_exempt: {project!r:.60} is not a project name"
     pip = data.get("pip", [])
     if not isinstance(pip, list):
         return "pip is not a list"

@@ -129,7 +129,7 @@ def pip_request(
         constraints="".join(c + "\n" for c in plan.constraints),
         options=options,
         index_args=tuple(indexes.uv_args()),
-        cutoff=tuple(_cutoff_args(exclude_newer, routed)),
+        cutoff=tuple(_cutoff_args(exclude_newer, routed, plan.exclude_newer_exempt)),
         exclude_newer=exclude_newer,
         requirements=tuple(requirements),
         routed=tuple(routed.items()),
@@ -249,12 +249,15 @@ class PipCompile:
         self.cancel()
 
 
-def _cutoff_args(exclude_newer: Optional[str], routed: dict[str, str]) -> list[str]:
+def _cutoff_args(
+    exclude_newer: Optional[str], routed: dict[str, str], exempt: tuple[str, ...] = ()
+) -> list[str]:
     if not exclude_newer:
         return []
     args = ["--exclude-newer", exclude_newer]
-    # framework indexes publish no upload times; the cut-off cannot apply to them
-    for project in sorted(routed):
+    # framework indexes publish no upload times, and the plan's exempt companions had no wheel
+    # in the stack's era: the cut-off cannot apply to them
+    for project in sorted(set(routed) | set(exempt)):
         args += ["--exclude-newer-package", f"{project}=false"]
     return args
 

@@ -104,6 +104,9 @@ class Release:
     provenance: Sourced
     # Why no lock can hold this release (a requirement with no wheel at all in its era), or ""
     unlockable: str = ""
+    # Companions locked without the era's exclude-newer date: a requirement of this release that
+    # no wheel met before it (TF 2.12's jax>=0.3.15: the first jax wheel is 0.4.16)
+    cutoff_exempt: tuple[str, ...] = ()
     # Companion projects' own Python lists where they differ (torchvision 0.20.1 has no cp313
     # wheel though torch 2.5.1 has): project -> platform -> Pythons
     related_python: dict[str, dict[str, tuple[str, ...]]] = field(default_factory=dict)
@@ -156,6 +159,8 @@ class CudaMajor:
     min_driver_linux: str
     min_driver_windows: str
     provenance: Sourced
+    # False before CUDA 11: a build needs its own toolkit's driver, never an older one of the major
+    minor_version_compatible: bool = True
 
 
 @dataclass(frozen=True)

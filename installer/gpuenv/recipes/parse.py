@@ -253,6 +253,7 @@ def _release(
         builds_complete=bool(row.get("builds_complete", True)),
         provenance=_sourced(row, where),
         unlockable=(_opt_str(row, "unlockable", where) or "").strip(),
+        cutoff_exempt=_strs(row, "cutoff_exempt", where),
         related_python=_related_python(row, where),
     )
 
@@ -322,6 +323,7 @@ def _cuda_major(row: dict[str, Any], where: str) -> CudaMajor:
         min_driver_linux=_str(row, "min_driver_linux", where),
         min_driver_windows=_str(row, "min_driver_windows", where),
         provenance=_sourced(row, where),
+        minor_version_compatible=_bool(row, "minor_version_compatible", where, default=True),
     )
 
 

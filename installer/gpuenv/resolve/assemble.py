@@ -111,6 +111,14 @@ def assemble(
         reasons.append(
             f"Python {python}: the newest {chosen[0].framework} {chosen[0].release.version} publishes for {target.platform}"
         )
+    cutoff = _exclude_newer(kb, chosen)
+    exempt = tuple(dict.fromkeys(p for c in chosen for p in c.release.cutoff_exempt))
+    if cutoff and exempt:
+        reasons.append(
+            f"{', '.join(exempt)}: locked without the {cutoff} cut-off that holds for the rest of"
+            " the stack: no wheel of it met the release's requirement by then (recipes/, the"
+            " release's cutoff_exempt)"
+        )
     return Plan(
         python=python,
         platform=target.platform,
@@ -132,7 +140,8 @@ def assemble(
         conda=tuple(dict.fromkeys(conda)),
         companions=tuple(dict.fromkeys(companions)),
         constraints=tuple(dict.fromkeys(constraints)),
-        exclude_newer=_exclude_newer(kb, chosen),
+        exclude_newer=cutoff,
+        exclude_newer_exempt=exempt if cutoff else (),
         warnings=tuple(dict.fromkeys(warnings)),
         reasons=tuple(reasons),
         fixes=tuple(explain.fixes(chosen, rejections, target)),

@@ -61,3 +61,22 @@ def _rows(kb: KnowledgeBase, release: Release, build: Build) -> list[KnownBroken
     if framework is None or not framework.broken:
         return []
     return [row for row in framework.broken if row.covers(release, build)]
+
+
+def broken_nearby(
+    kb: KnowledgeBase, release: Release, build: Build, target: Target, sm: str
+) -> Optional[tuple[KnownBroken, str]]:
+    """A build with no machine code for a GPU (PTX only) of a generation where the framework's
+    newer builds are recorded broken: nobody reported this one working there either. Returns the
+    row and the GPU's compute capability, or None."""
+    framework = kb.frameworks.get(release.framework)
+    if framework is None:
+        return None
+    cc = f"{sm[3:-1]}.{sm[-1]}" if sm.startswith("sm_") and len(sm) >= 5 else None
+    if cc is None:
+        return None
+    for row in framework.broken:
+        covers = cc in row.compute_capabilities and build.variant in row.variants
+        if covers and any(p in row.platforms for p in build.platforms):
+            return row, cc
+    return None

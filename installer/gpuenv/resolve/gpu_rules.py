@@ -25,7 +25,7 @@ from gpuenv.recipes.model import CudaMajor, Toolkit
 from gpuenv.resolve.availability import build_package as build_package
 from gpuenv.resolve.availability import labelled_project as labelled_project
 from gpuenv.resolve.availability import published_version as published_version
-from gpuenv.resolve.broken_rule import broken_unknown, known_broken
+from gpuenv.resolve.broken_rule import broken_nearby, broken_unknown, known_broken
 from gpuenv.resolve.cudnn_rule import check_cudnn
 from gpuenv.resolve.rejection import Rejection, candidate_label, rejection
 from gpuenv.resolve.target import Target
@@ -82,6 +82,11 @@ def check_gpu(
         return arch
     case = _case(kb, target, release, build, build.cuda, *arch)
     warnings: list[str] = broken_unknown(kb, release, build, target)
+    untried = _untried_where_newer_fail(case)
+    if isinstance(untried, Rejection):
+        return untried
+    if untried:
+        warnings.append(untried)
     for rule in _DRIVER_RULES:
         outcome = rule(case)
         if isinstance(outcome, Rejection):
@@ -96,6 +101,27 @@ def check_gpu(
     if assumed:
         warnings.append(assumed)
     return warnings, constraints, reasons
+
+
+def _untried_where_newer_fail(case: GpuCase) -> Rejection | str | None:
+    """Known broken is not quietly replaced by an older build nobody reported working: where
+    the framework's newer builds fail on this GPU's generation (a [[broken]] row) and this one
+    has no machine code for it either (PTX only), it is planned only with a warning that says
+    so, and refused under --require-gpu."""
+    if case.arch != "ptx":
+        return None
+    found = broken_nearby(case.kb, case.release, case.build, case.target, case.sm)
+    if found is None:
+        return None
+    row, _ = found
+    message = (
+        f"{case.label} has no machine code for {case.sm}, only PTX, where {row.framework}"
+        f" {row.versions} is recorded as failing ({row.reason}); no report says this older"
+        f" build works there. Instead: {row.instead}"
+    )
+    if case.target.require_gpu:
+        return case.reject("broken", message, row=row.provenance)
+    return message
 
 
 def _cudnn_assumed(case: GpuCase) -> Optional[str]:
@@ -255,9 +281,21 @@ def _major_floor(case: GpuCase) -> Optional[Rejection]:
     11.x floor 450.80.02: a driver between the two runs 11.0 builds, and no other 11.x)."""
     if case.own_min and not case.below(case.own_min):
         return None
+    major = int(case.cuda.split(".")[0])
+    if case.floor is not None and not case.floor.minor_version_compatible:
+        need = case.own_min or case.floor_min
+        if not need or not case.below(need):
+            return None
+        return case.reject(
+            "driver",
+            f"driver {case.target.driver_text} is older than CUDA {case.cuda}'s own minimum"
+            f" (≥ {need}); CUDA {major} has no minor-version compatibility, so a {major}.x"
+            " build needs its own toolkit's driver",
+            needs_driver=need,
+            row=case.toolkit.provenance if case.toolkit else case.floor.provenance,
+        )
     if not case.floor_min or not case.below(case.floor_min):
         return None
-    major = int(case.cuda.split(".")[0])
     lowest = _lowest(case.own_min, case.floor_min)
     if lowest != case.floor_min:
         return case.reject(

@@ -124,6 +124,8 @@ class Plan:
     rejected: tuple[RejectedCandidate, ...]
     knowledge_base: str
     sources: tuple[str, ...] = ()  # the chosen rows' primary sources, one line per choice
+    # projects locked without `exclude_newer` (a companion no wheel met in the stack's era)
+    exclude_newer_exempt: tuple[str, ...] = ()
 
     def to_json(self, *, with_rejected: bool = True) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -140,6 +142,11 @@ class Plan:
             "companions": list(self.companions),
             "constraints": list(self.constraints),
             "exclude_newer": self.exclude_newer,
+            **(
+                {"exclude_newer_exempt": list(self.exclude_newer_exempt)}
+                if self.exclude_newer_exempt  # absent otherwise: older plans read as they did
+                else {}
+            ),
             "warnings": list(self.warnings),
             "reasons": list(self.reasons),
             "fixes": list(self.fixes),
@@ -173,6 +180,7 @@ class Plan:
             companions=tuple(data.get("companions") or []),
             constraints=tuple(data.get("constraints") or []),
             exclude_newer=data.get("exclude_newer"),
+            exclude_newer_exempt=tuple(str(p) for p in data.get("exclude_newer_exempt") or ()),
             warnings=tuple(data.get("warnings") or []),
             reasons=tuple(data.get("reasons") or []),
             fixes=tuple(data.get("fixes") or []),
