@@ -2,8 +2,10 @@
 
 Hostile round three: `user:password@` in an index URL appeared in unreachable-index errors,
 `--json` errors, setup's output, `recipes check --online`, `-v` command lines and the
-portable-install error, and was stored in the probe cache. Every test configures an index whose
-URL carries a secret and looks for the secret in everything gpuenv printed or wrote.
+portable-install error, and was stored in the probe cache. Round four (issue 28): a token in the
+query (`?token=`, `?sig=`, any value) too, `recipes verify --index`, and the lockfile-origin
+refusal. Every test configures an index whose URL carries a secret (in its user info, or in its
+query) and looks for the secret in everything gpuenv printed or wrote.
 """
 
 from __future__ import annotations
@@ -28,9 +30,16 @@ def _closed_port() -> int:
         return int(sock.getsockname()[1])
 
 
-@pytest.fixture
-def secret_index(monkeypatch: pytest.MonkeyPatch) -> str:
-    url = f"http://alice:{SECRET}@127.0.0.1:{_closed_port()}/simple/"
+def _secret_url(where: str) -> str:
+    port = _closed_port()
+    if where == "userinfo":
+        return f"http://alice:{SECRET}@127.0.0.1:{port}/simple/"
+    return f"http://127.0.0.1:{port}/simple/?access_token={SECRET}"
+
+
+@pytest.fixture(params=["userinfo", "query"])
+def secret_index(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    url = _secret_url(request.param)
     monkeypatch.setenv("PIP_INDEX_URL", url)
     monkeypatch.setenv("UV_HTTP_RETRIES", "0")
     return url
@@ -55,6 +64,19 @@ def _no_secret_anywhere(*texts: str) -> None:
         ("https://host/simple/pkg@1.0", "https://host/simple/pkg@1.0"),  # a path's @ stays
         ("mail alice@example.org", "mail alice@example.org"),
         ("https://host/simple", "https://host/simple"),
+        # every query value, whatever its name; names, hosts and paths stay
+        ("https://h/s/?token=abc", "https://h/s/?token=***"),
+        (
+            "https://h/x.whl?access_token=a&sig=b;key=c",
+            "https://h/x.whl?access_token=***&sig=***;key=***",
+        ),
+        ("https://h/x.whl?X-Amz-Signature=abc&v=2", "https://h/x.whl?X-Amz-Signature=***&v=***"),
+        ("https://h/simple?abc123", "https://h/simple?***"),  # a bare token
+        ("(https://h/p?t=abc).", "(https://h/p?t=***)."),  # prose around it stays
+        ("'https://u:p@h/p?t=a&b=c'", "'https://***@h/p?t=***&b=***'"),  # as shlex quotes it
+        ("https://h/x.whl?t=abc#sha256=00", "https://h/x.whl?t=***#sha256=00"),
+        ("with url: /simple/?token=abc/jax/ (Caused", "with url: /simple/?token=*** (Caused"),
+        ("what? a/b?c", "what? a/b?c"),  # a question in words, no URL
     ],
 )
 def test_redaction(text: str, shown: str) -> None:
@@ -128,3 +150,35 @@ def test_any_error_message_is_redacted_where_it_is_printed(
         out, err = capsys.readouterr()
         assert "https://***@index.example/simple/" in err
         assert SECRET not in out + err
+
+
+def test_recipes_verify_never_shows_the_index_s_secrets() -> None:
+    for where in ("userinfo", "query"):
+        url = _secret_url(where)
+        args = ["recipes", "verify", "--artifacts", "--framework", "tensorflow"]
+        args += ["--release", "2.20.0", "--index", url]
+        out = gpuenv(*args)
+        assert "127.0.0.1" in out.stdout + out.stderr  # the index is named: not its secrets
+        as_json = gpuenv(*args, "--json")
+        _no_secret_anywhere(out.stdout, out.stderr, as_json.stdout, as_json.stderr)
+
+
+@pytest.mark.parametrize(
+    "index", [f"ftp://alice:{SECRET}@127.0.0.1/simple", f"ftp://127.0.0.1/simple?token={SECRET}"]
+)
+def test_a_lab_lock_failure_never_shows_the_password(
+    index: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`lock --lab` prints each class's failure itself (FAILED <class>: ...), not through the
+    CLI's last line of defence: here the refusal of an index gpuenv cannot read, which quotes
+    the index."""
+    monkeypatch.setenv("PIP_INDEX_URL", index)
+    monkeypatch.setenv("PIP_CONFIG_FILE", "/dev/null")
+    lab = tmp_path / "lab.toml"
+    lab.write_text(
+        '[lab]\nlockfiles = "locks"\n\n[stack]\nrequirements = ["jax"]\n\n'
+        '[[class]]\nname = "cpu"\nos = "linux"\ngpu = "none"\n'
+    )
+    out = gpuenv("lock", "--lab", str(lab), "--no-probe")
+    assert "FAILED cpu" in out.stderr and "ftp:" in out.stderr, out.stderr
+    _no_secret_anywhere(out.stdout, out.stderr)
