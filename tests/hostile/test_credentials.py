@@ -10,8 +10,11 @@ query) and looks for the secret in everything gpuenv printed or wrote.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -182,3 +185,153 @@ def test_a_lab_lock_failure_never_shows_the_password(
     out = gpuenv("lock", "--lab", str(lab), "--no-probe")
     assert "FAILED cpu" in out.stderr and "ftp:" in out.stderr, out.stderr
     _no_secret_anywhere(out.stdout, out.stderr)
+
+
+# -- an install from an index that needs a password ------------------------------------------
+
+
+@contextlib.contextmanager
+def _basic_auth_server(root: Path, user: str, password: str) -> Iterator[tuple[str, list[str]]]:
+    """Serve `root` only to requests with these credentials (HTTP basic auth); the paths asked."""
+    import base64
+    import http.server
+    import threading
+
+    expected = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
+    asked: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def _answer(self, body_too: bool) -> None:
+            asked.append(self.path)
+            if self.headers.get("Authorization") != expected:
+                self.send_response(401)
+                self.send_header("WWW-Authenticate", 'Basic realm="private"')
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            path = root / self.path.split("?")[0].lstrip("/")
+            if path.is_dir():
+                path = path / "index.html"
+            if not path.is_file():
+                self.send_error(404)
+                return
+            body = path.read_bytes()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if body_too:
+                self.wfile.write(body)
+
+        def do_GET(self) -> None:
+            self._answer(body_too=True)
+
+        def do_HEAD(self) -> None:
+            self._answer(body_too=False)
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"127.0.0.1:{server.server_address[1]}", asked
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def _holding(folder: Path, secret: str) -> list[Path]:
+    """Every file under `folder` whose bytes hold `secret` (links not followed)."""
+    found = []
+    for path in folder.rglob("*"):
+        if path.is_file() and not path.is_symlink():
+            with contextlib.suppress(OSError):
+                if secret.encode() in path.read_bytes():
+                    found.append(path)
+    return found
+
+
+KILLING_UV = """#!/bin/sh
+case "$*" in
+  *"pip install"*) kill -9 "$PPID"; sleep 5; exit 1 ;;
+esac
+exec "{real}" "$@"
+"""
+
+DRIVER = """
+import sys
+import gpuenv.uv.binary as binary
+binary.find_uv = lambda: sys.argv[1]
+from gpuenv.cli import main
+main(sys.argv[2:])
+"""
+
+
+@pytest.mark.parametrize("portable", [True, False])
+@pytest.mark.parametrize("ending", ["finished", "killed"])
+def test_an_install_from_a_private_index_writes_its_password_nowhere(
+    ending: str,
+    portable: bool,
+    install_repos: InstallRepos,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The index needs a password for its pages and its files. The install gets them (from the
+    index URL the user configured), and no file under GPUENV_HOME (the store, the work
+    folders), gpuenv's cache, uv's cache or TMPDIR holds the password afterwards, whether the
+    install finished or was killed while uv ran."""
+    import subprocess
+    import sys
+    from urllib.parse import urlsplit
+
+    import gpuenv.uv.binary as uv_binary
+    from gpuenv.envs.store import EnvLocation
+
+    index_root = Path(urlsplit(install_repos.index).path).parent
+    wheels = [
+        install_repos.wheels / "jax-0.4.30-py3-none-any.whl",
+        install_repos.wheels / "numpy-1.26.4-py3-none-any.whl",
+    ]
+    tmpdir = tmp_path / "tmpdir"
+    tmpdir.mkdir()
+    with _basic_auth_server(index_root, "alice", SECRET) as (host, asked):
+        monkeypatch.setenv("PIP_INDEX_URL", f"http://alice:{SECRET}@{host}/simple/")
+        monkeypatch.setenv("PIP_CONFIG_FILE", "/dev/null")
+        monkeypatch.delenv("PIP_FIND_LINKS", raising=False)
+        monkeypatch.setenv("TMPDIR", str(tmpdir))
+        lockfile = write_for_wheels(
+            tmp_path / "a.conda-lock.yml",
+            wheels,
+            portable=portable,
+            base_url="" if portable else f"http://{host}/files/",
+        )
+        args = ["install", str(lockfile), "--name", "private", "--no-smoke-test"]
+        if ending == "finished":
+            done = gpuenv(*args)
+            assert done.returncode == 0, done.stderr
+            assert EnvLocation.named("private").current() is not None
+        else:
+            uv = tmp_path / "uv"
+            uv.write_text(KILLING_UV.format(real=uv_binary.find_uv()))
+            uv.chmod(0o755)
+            driver = tmp_path / "driver.py"
+            driver.write_text(DRIVER)
+            done = subprocess.run(
+                [sys.executable, str(driver), str(uv), *args],
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+            assert done.returncode == -9, done.stderr  # killed while uv installed
+            assert list((tmp_path / "home" / "work").iterdir()), "no work folder left to search"
+        assert any(p.startswith("/files/") for p in asked)  # the wheels came from there
+        assert SECRET not in done.stdout + done.stderr
+    for folder in (
+        tmp_path / "home",
+        tmp_path / "cache",
+        tmpdir,
+        Path(os.environ["UV_CACHE_DIR"]),
+    ):
+        assert not _holding(folder, SECRET), folder

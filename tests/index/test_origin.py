@@ -100,3 +100,22 @@ def test_a_host_s_root_covers_that_host_only(root: str) -> None:
     assert not is_under("https://idx.example@evil.example/x-1.0-py3-none-any.whl", root)
     assert not is_under("https://idx.example.evil.example/x-1.0-py3-none-any.whl", root)
     assert not is_under("https://idx.example:1@evil.example/x-1.0-py3-none-any.whl", root)
+
+
+def test_an_index_s_credentials_go_to_its_own_host_only() -> None:
+    from gpuenv.index.origin import has_credentials, with_credentials
+
+    mine = ("https://alice:pw@idx.example/simple/", "https://plain.example/simple/")
+    ok = with_credentials("https://idx.example/files/x-1.0-py3-none-any.whl", mine)
+    assert ok == "https://alice:pw@idx.example/files/x-1.0-py3-none-any.whl"
+    assert with_credentials("https://IDX.example:443/f/x.whl", mine).startswith("https://alice:pw@")
+    for elsewhere in (
+        "https://evil.example/files/x-1.0-py3-none-any.whl",
+        "http://idx.example/files/x-1.0-py3-none-any.whl",  # not over plain http
+        "https://idx.example:8443/files/x-1.0-py3-none-any.whl",
+        "https://idx.example.evil.example/x-1.0-py3-none-any.whl",
+        "https://plain.example/files/x-1.0-py3-none-any.whl",
+    ):
+        assert not has_credentials(with_credentials(elsewhere, mine)), elsewhere
+    own = "https://bob:other@idx.example/x.whl"  # a URL's own stay as they are
+    assert with_credentials(own, mine) == own
