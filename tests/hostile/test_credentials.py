@@ -192,7 +192,8 @@ def test_a_lab_lock_failure_never_shows_the_password(
 
 @contextlib.contextmanager
 def _basic_auth_server(root: Path, user: str, password: str) -> Iterator[tuple[str, list[str]]]:
-    """Serve `root` only to requests with these credentials (HTTP basic auth); the paths asked."""
+    """Serve `root` only to requests with these credentials (HTTP basic auth, or a signed URL's
+    `?token=<password>`); the paths asked."""
     import base64
     import http.server
     import threading
@@ -206,7 +207,8 @@ def _basic_auth_server(root: Path, user: str, password: str) -> Iterator[tuple[s
 
         def _answer(self, body_too: bool) -> None:
             asked.append(self.path)
-            if self.headers.get("Authorization") != expected:
+            signed = f"token={password}" in self.path.partition("?")[2].split("&")
+            if self.headers.get("Authorization") != expected and not signed:
                 self.send_response(401)
                 self.send_header("WWW-Authenticate", 'Basic realm="private"')
                 self.send_header("Content-Length", "0")
@@ -335,3 +337,78 @@ def test_an_install_from_a_private_index_writes_its_password_nowhere(
         Path(os.environ["UV_CACHE_DIR"]),
     ):
         assert not _holding(folder, SECRET), folder
+
+
+@pytest.mark.parametrize("ending", ["finished", "killed"])
+def test_a_signed_url_s_token_is_written_nowhere(
+    ending: str, install_repos: InstallRepos, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Wheels named by signed URLs (`?token=...`) from the user's own find-links server: the
+    token is a secret too, so uv's requirement list never holds it."""
+    import subprocess
+    import sys
+    from urllib.parse import urlsplit
+
+    import gpuenv.uv.binary as uv_binary
+
+    index_root = Path(urlsplit(install_repos.index).path).parent
+    wheels = [
+        install_repos.wheels / "jax-0.4.30-py3-none-any.whl",
+        install_repos.wheels / "numpy-1.26.4-py3-none-any.whl",
+    ]
+    tmpdir = tmp_path / "tmpdir"
+    tmpdir.mkdir()
+    with _basic_auth_server(index_root, "alice", SECRET) as (host, asked):
+        monkeypatch.setenv("PIP_CONFIG_FILE", "/dev/null")
+        monkeypatch.delenv("PIP_INDEX_URL", raising=False)
+        monkeypatch.setenv("PIP_FIND_LINKS", f"http://{host}/files/")
+        monkeypatch.setenv("TMPDIR", str(tmpdir))
+        lockfile = write_for_wheels(
+            tmp_path / "a.conda-lock.yml", wheels, base_url=f"http://{host}/files/"
+        )
+        text = lockfile.read_text()
+        for wheel in wheels:
+            text = text.replace(f"{wheel.name}\n", f"{wheel.name}?token={SECRET}\n")
+        lockfile.write_text(text)
+        assert text.count(f"?token={SECRET}") == 2
+        args = ["install", str(lockfile), "--name", "signed", "--no-smoke-test"]
+        if ending == "finished":
+            done = gpuenv("-v", *args)
+            assert done.returncode == 0, done.stderr
+        else:
+            uv = tmp_path / "uv"
+            uv.write_text(KILLING_UV.format(real=uv_binary.find_uv()))
+            uv.chmod(0o755)
+            driver = tmp_path / "driver.py"
+            driver.write_text(DRIVER)
+            done = subprocess.run(
+                [sys.executable, str(driver), str(uv), "-v", *args],
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+            assert done.returncode == -9, done.stderr
+        assert any(p.startswith("/files/") and "token=" in p for p in asked)
+        assert SECRET not in done.stdout + done.stderr
+    for folder in (
+        tmp_path / "home",
+        tmp_path / "cache",
+        tmpdir,
+        Path(os.environ["UV_CACHE_DIR"]),
+    ):
+        assert not _holding(folder, SECRET), folder
+
+
+def test_uv_s_error_text_shows_no_query_value(
+    install_repos: InstallRepos, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """uv fails on a URL gpuenv passed it; its words reach the user without the URL's query."""
+    port = _closed_port()
+    monkeypatch.setenv("PIP_CONFIG_FILE", "/dev/null")
+    monkeypatch.setenv("PIP_INDEX_URL", f"http://127.0.0.1:{port}/simple/?key={SECRET}")
+    monkeypatch.setenv("UV_HTTP_RETRIES", "0")
+    args = ["lock", "jax", "--no-gpu", "--os", "linux", "--arch", "x86_64", "--python", "3.11"]
+    out = gpuenv("-v", *args, "--no-probe", "-o", str(tmp_path / "a.conda-lock.yml"))
+    assert out.returncode != 0 and f"127.0.0.1:{port}" in out.stderr, out.stderr
+    assert "running: " in out.stderr  # -v shows uv's command line, with the URL in it
+    _no_secret_anywhere(out.stdout, out.stderr)

@@ -456,7 +456,7 @@ def _lock_lab(
                         }
                     )
                 else:
-                    click.echo(f"{label} {cls.name}: {message}")
+                    click.echo(redact_text(f"{label} {cls.name}: {message}"))
                 if not ok:
                     failed += 1
                     statuses.add(1)

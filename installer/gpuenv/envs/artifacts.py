@@ -2,9 +2,10 @@
 
 One cache for wheels: uv downloads every wheel and refuses one whose sha256 differs from the
 lockfile's (`--require-hashes`), so `gather` hands it URLs and uv's cache holds the only copy.
-The exception is a wheel whose URL needs credentials: uv takes a direct URL only from its
-requirement list, a file, and a password never goes into a file; gpuenv downloads such a wheel
-itself (the credentials in memory only), like a conda package, and uv reads the checked copy.
+The exception is a wheel whose URL needs credentials (user info, or a query that may be a
+token): uv takes a direct URL only from its requirement list, a file, and a secret never goes
+into a file; gpuenv downloads such a wheel itself (the credentials in memory only), like a conda
+package, and uv reads the checked copy.
 
 conda packages are still downloaded and hashed by gpuenv, kept content-addressed in
 `<cache>/artifacts/<sha256>/<name>`, and handed to py-rattler as `file://` records. py-rattler
@@ -141,9 +142,9 @@ def gather(
             source = url = resolver.url(art)
         if art.kind == "conda":  # py-rattler's own checks fall short: it gets a checked copy
             url = _checked_copy(cache, art, source, progress).as_uri()
-        elif house is None and has_credentials(authed := resolver.with_credentials(url)):
-            # uv would read the password from its requirement list, a file: gpuenv downloads
-            # the wheel itself (hashed) and hands uv its checked copy instead
+        elif house is None and _secret(authed := resolver.with_credentials(url)):
+            # uv would read the password (or a signed URL's token) from its requirement list,
+            # a file: gpuenv downloads the wheel itself (hashed) and hands uv its checked copy
             url = _checked_copy(cache, art, authed, progress).as_uri()
         elif url.startswith("file://") and house is None:
             _regular_file(file_url_path(url))  # uv would block on a pipe, not refuse it
@@ -170,6 +171,12 @@ def fetch_all(
             _copy_checked(resolver.with_credentials(resolver.url(art)), path, art, progress)
         out.append(LocalArtifact(art, path))
     return out
+
+
+def _secret(url: str) -> bool:
+    """Whether `url` carries what may be a secret: user info, or a query (`?token=`, a signed
+    URL's signature): never written to a file (gpuenv.index.redact says why every value)."""
+    return has_credentials(url) or bool(urlsplit(url).query)
 
 
 def _check_names(art: Artifact) -> None:

@@ -74,7 +74,7 @@ def install_wheels(python: Path, wheels: list[InstallSource], uv: str) -> None:
     With only local files it does not touch the network at all."""
     if not wheels:
         return
-    if any(has_credentials(w.url) for w in wheels):  # gpuenv.envs.artifacts.gather's promise
+    if any(has_credentials(w.url) or "?" in w.url for w in wheels):  # gather's promise
         raise InstallError("a wheel URL with credentials is never written to uv's requirement list")
     lines = [f"{w.artifact.name} @ {w.url} --hash=sha256:{w.artifact.sha256}" for w in wheels]
     offline = ["--offline"] if all(w.is_local for w in wheels) else []
