@@ -81,3 +81,9 @@ def trust_repos(monkeypatch: pytest.MonkeyPatch, repos: Any) -> None:
     monkeypatch.delenv("PIP_EXTRA_INDEX_URL", raising=False)
     monkeypatch.setenv("PIP_FIND_LINKS", str(repos.wheels))
     monkeypatch.setenv("GPUENV_CHANNELS", repos.channel)
+
+
+def real_indexes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Undo trust_repos: the user's own settings (uv's default index) for a network test."""
+    for var in ("PIP_CONFIG_FILE", "PIP_INDEX_URL", "PIP_FIND_LINKS", "GPUENV_CHANNELS"):
+        monkeypatch.delenv(var, raising=False)

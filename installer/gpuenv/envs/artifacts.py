@@ -46,7 +46,7 @@ from gpuenv.envs.errors import HashMismatchError, InstallError, StoreInputError
 from gpuenv.envs.sources import PortableResolver, file_url_path
 from gpuenv.fs.safe_paths import UnsafePathError, inside, is_sha256, plain_name
 from gpuenv.index.config import IndexConfig
-from gpuenv.index.origin import has_credentials
+from gpuenv.index.origin import carries_secret
 from gpuenv.lock.model import LockedEnvironment
 
 CHUNK = 1 << 20
@@ -142,7 +142,7 @@ def gather(
             source = url = resolver.url(art)
         if art.kind == "conda":  # py-rattler's own checks fall short: it gets a checked copy
             url = _checked_copy(cache, art, source, progress).as_uri()
-        elif house is None and _secret(authed := resolver.with_credentials(url)):
+        elif house is None and carries_secret(authed := resolver.with_credentials(url)):
             # uv would read the password (or a signed URL's token) from its requirement list,
             # a file: gpuenv downloads the wheel itself (hashed) and hands uv its checked copy
             url = _checked_copy(cache, art, authed, progress).as_uri()
@@ -171,12 +171,6 @@ def fetch_all(
             _copy_checked(resolver.with_credentials(resolver.url(art)), path, art, progress)
         out.append(LocalArtifact(art, path))
     return out
-
-
-def _secret(url: str) -> bool:
-    """Whether `url` carries what may be a secret: user info, or a query (`?token=`, a signed
-    URL's signature): never written to a file (gpuenv.index.redact says why every value)."""
-    return has_credentials(url) or bool(urlsplit(url).query)
 
 
 def _check_names(art: Artifact) -> None:

@@ -113,6 +113,15 @@ def has_credentials(url: str) -> bool:
     return "@" in parts.netloc
 
 
+def carries_secret(url: str) -> bool:
+    """Whether `url` carries what may be a secret, never to be written to a file: user info, or
+    a query (`?token=`, a signed URL's signature; gpuenv.index.redact says why every value)."""
+    try:
+        return has_credentials(url) or bool(urlsplit(url).query)
+    except ValueError:
+        return True  # unreadable: assume the worst
+
+
 def with_credentials(url: str, locations: Iterable[str]) -> str:
     """`url` with the user name and password of the first location that has some and the same
     scheme, host and port (the realm pip and uv send an index's credentials to); `url` as it
