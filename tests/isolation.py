@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import pytest
 
@@ -69,3 +69,21 @@ def record_uv_calls(monkeypatch: pytest.MonkeyPatch, folder: Path) -> Path:
     wrapper.chmod(0o755)
     monkeypatch.setattr(uv_binary, "find_uv", lambda: str(wrapper))
     return calls
+
+
+def trust_repos(monkeypatch: pytest.MonkeyPatch, repos: Any) -> None:
+    """The installing user's settings name the local repositories the tests lock from (pip's
+    index, its wheels folder as find-links, gpuenv's trusted conda channels), as the lockfile-origin rule asks of anyone who
+    installs a lockfile locked from them (gpuenv.envs.origins); a test sets its own to see
+    what another user's settings do."""
+    monkeypatch.setenv("PIP_CONFIG_FILE", os.devnull)
+    monkeypatch.setenv("PIP_INDEX_URL", repos.index)
+    monkeypatch.delenv("PIP_EXTRA_INDEX_URL", raising=False)
+    monkeypatch.setenv("PIP_FIND_LINKS", str(repos.wheels))
+    monkeypatch.setenv("GPUENV_CHANNELS", repos.channel)
+
+
+def real_indexes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Undo trust_repos: the user's own settings (uv's default index) for a network test."""
+    for var in ("PIP_CONFIG_FILE", "PIP_INDEX_URL", "PIP_FIND_LINKS", "GPUENV_CHANNELS"):
+        monkeypatch.delenv(var, raising=False)

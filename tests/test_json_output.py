@@ -299,12 +299,14 @@ def test_conda_lock_install_and_fetch_keep_stdout_clean(
     assert lock["frameworks"]["jax"]["cuda"] == "11.2" and lock["accelerator"] == "cuda"
 
     env = tmp_path / "env"
-    doc = ok_result(run("install", str(out), "--prefix", str(env), "--json"), "install")
+    # locked with --channel: installed and fetched with it (the lockfile-origin rule)
+    trust = ("--channel", install_repos.channel)
+    doc = ok_result(run("install", str(out), "--prefix", str(env), *trust, "--json"), "install")
     assert doc["name"] is None and doc["environment"] == str(env) and doc["backend"] == "conda"
     assert doc["changed"] is True and Path(doc["interpreter"]).is_file()
 
     house = tmp_path / "house"
-    fetched = ok_result(run("fetch", str(out), "-d", str(house), "--json"), "fetch")
+    fetched = ok_result(run("fetch", str(out), "-d", str(house), *trust, "--json"), "fetch")
     kinds = {f["name"]: f["kind"] for f in fetched["files"]}
     assert set(kinds) == {p.name for p in house.iterdir()}
     assert {"conda", "pip"} == set(kinds.values())

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from installrepos import InstallRepos, build_install_repos
-from isolation import isolate_store
+from isolation import isolate_store, trust_repos
 
 
 @pytest.fixture(scope="session")
@@ -17,6 +17,10 @@ def install_repos(tmp_path_factory: pytest.TempPathFactory) -> InstallRepos:
 
 @pytest.fixture(autouse=True)
 def private_store(
-    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+    monkeypatch: pytest.MonkeyPatch,
+    install_repos: InstallRepos,
 ) -> None:
     isolate_store(monkeypatch, tmp_path, tmp_path_factory)
+    trust_repos(monkeypatch, install_repos)

@@ -114,9 +114,10 @@ def alter_sha(lockfile: Path, name: str, sha: str = "ab" * 32) -> Path:
 
 
 def test_wheels_live_only_in_uv_cache_and_a_second_install_downloads_nothing(
-    install_repos: InstallRepos, tmp_path: Path, uv_cache: Path
+    install_repos: InstallRepos, tmp_path: Path, uv_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with counting_server(install_repos.wheels) as (base, hits):
+        monkeypatch.setenv("PIP_FIND_LINKS", base)  # the user's settings name that server
         lockfile = wheel_lock(install_repos, tmp_path / "a.lock.yml", base)
         first = gpuenv("install", str(lockfile), "--name", "lab", "--no-smoke-test")
         assert first.returncode == 0, first.stderr
@@ -134,9 +135,14 @@ def test_wheels_live_only_in_uv_cache_and_a_second_install_downloads_nothing(
 
 @pytest.mark.parametrize("where", ["http", "file"])
 def test_an_altered_hash_is_refused_even_with_the_file_in_uv_cache(
-    where: str, install_repos: InstallRepos, tmp_path: Path, uv_cache: Path
+    where: str,
+    install_repos: InstallRepos,
+    tmp_path: Path,
+    uv_cache: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     with counting_server(install_repos.wheels) as (base, _):
+        monkeypatch.setenv("PIP_FIND_LINKS", f"{base} {install_repos.wheels}")
         lockfile = wheel_lock(
             install_repos, tmp_path / "a.lock.yml", base if where == "http" else ""
         )
@@ -154,13 +160,14 @@ def test_an_altered_hash_is_refused_even_with_the_file_in_uv_cache(
 
 
 def test_a_replaced_file_on_the_server_is_refused(
-    install_repos: InstallRepos, tmp_path: Path, uv_cache: Path
+    install_repos: InstallRepos, tmp_path: Path, uv_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     served = tmp_path / "served"
     served.mkdir()
     for name in (JAX, NUMPY):
         (served / name).write_bytes((install_repos.wheels / name).read_bytes())
     with counting_server(served) as (base, _):
+        monkeypatch.setenv("PIP_FIND_LINKS", base)
         lockfile = wheel_lock(install_repos, tmp_path / "a.lock.yml", base)
         (served / JAX).write_bytes(
             (install_repos.wheels / "jax-0.4.31-py3-none-any.whl").read_bytes()
@@ -179,13 +186,14 @@ def _conda_lock(install_repos: InstallRepos, path: Path, channel: str) -> Path:
 
 
 def test_an_altered_conda_hash_is_refused_every_time_with_a_warm_cache(
-    install_repos: InstallRepos, tmp_path: Path
+    install_repos: InstallRepos, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """py-rattler 0.28 refuses an altered sha256 for an http(s) package once, then records it
     against its cached copy and installs that copy on the next try. gpuenv checks the bytes
     itself, so the second, third and a fresh try are refused too."""
     channel_root = Path(install_repos.channel[len("file://") :])
     with counting_server(channel_root) as (base, hits):
+        monkeypatch.setenv("GPUENV_CHANNELS", base)  # the user trusts that channel
         lockfile = _conda_lock(install_repos, tmp_path / "c.lock.yml", base.rstrip("/"))
         assert f"url: {base}" in lockfile.read_text()  # http URLs, not file://
         env = tmp_path / "env"
@@ -284,11 +292,12 @@ def test_gather_downloads_no_wheel_and_drops_url_fragments(tmp_path: Path) -> No
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no named pipes here")
 @pytest.mark.parametrize("kind", ["fifo", "folder", "missing"])
 def test_a_lockfile_wheel_url_naming_no_regular_file_is_refused_at_install(
-    kind: str, install_repos: InstallRepos, tmp_path: Path
+    kind: str, install_repos: InstallRepos, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     lockfile = wheel_lock(install_repos, tmp_path / "a.lock.yml")
     odd = tmp_path / "odd" / JAX
     odd.parent.mkdir()
+    monkeypatch.setenv("PIP_FIND_LINKS", f"{odd.parent} {install_repos.wheels}")
     if kind == "fifo":
         os.mkfifo(odd)
     elif kind == "folder":
@@ -307,9 +316,10 @@ def test_a_lockfile_wheel_url_naming_no_regular_file_is_refused_at_install(
 
 
 def test_install_stops_before_any_download_when_the_python_cannot_be_had(
-    install_repos: InstallRepos, tmp_path: Path, uv_cache: Path
+    install_repos: InstallRepos, tmp_path: Path, uv_cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     with counting_server(install_repos.wheels) as (base, hits):
+        monkeypatch.setenv("PIP_FIND_LINKS", base)
         lockfile = wheel_lock(install_repos, tmp_path / "a.lock.yml", base, python="3.99")
         done = gpuenv("install", str(lockfile), "--name", "lab")
     assert done.returncode == 1, done.stderr

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from installrepos import gpuenv, run_in
+from isolation import real_indexes
 
 pytestmark = pytest.mark.network
 PY = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -41,6 +42,7 @@ def test_a_registered_kernel_runs_a_cell_with_the_framework(
     tmp_path_factory: pytest.TempPathFactory, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("UV_NO_CONFIG", raising=False)
+    real_indexes(monkeypatch)
     monkeypatch.setenv("GPUENV_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "real-cache"))
     jupyter = tmp_path / "jupyter"
     env = {"JUPYTER_DATA_DIR": str(jupyter)}

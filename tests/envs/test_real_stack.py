@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from installrepos import gpuenv
+from isolation import real_indexes
 
 pytestmark = pytest.mark.network
 PY = f"{sys.version_info.major}.{sys.version_info.minor}"
@@ -20,6 +21,7 @@ PY = f"{sys.version_info.major}.{sys.version_info.minor}"
 @pytest.fixture
 def real_index(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("UV_NO_CONFIG", raising=False)
+    real_indexes(monkeypatch)
     monkeypatch.setenv("GPUENV_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "real-cache"))
 
 

@@ -148,13 +148,14 @@ def test_a_missing_file_is_not_retried(
 
 
 def test_install_from_a_server_that_drops_each_file_once(
-    install_repos: InstallRepos, tmp_path: Path
+    install_repos: InstallRepos, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     wheels = [
         install_repos.wheels / "jax-0.4.30-py3-none-any.whl",
         install_repos.wheels / "numpy-1.26.4-py3-none-any.whl",
     ]
     with flaky_server(install_repos.wheels, "drop") as (base, hits):
+        monkeypatch.setenv("PIP_FIND_LINKS", base)  # the user's settings name that server
         lockfile = write_for_wheels(tmp_path / "a.lock.yml", wheels, base_url=base)
         done = gpuenv("install", str(lockfile), "--name", "lab", "--no-smoke-test")
     assert done.returncode == 0, done.stderr

@@ -141,6 +141,7 @@ def test_mutated_lockfiles_never_escape_or_crash(
         install_repos.wheels / "numpy-1.26.4-py3-none-any.whl",
     ]
     base = write_for_wheels(tmp_path / "base.lock.yml", wheels)
+    monkeypatch.setenv("PIP_FIND_LINKS", str(install_repos.wheels))  # the user's wheelhouse
     code, _, err = in_process("install", str(base), "--name", "lab", "--no-smoke-test")
     assert code == 0, err
     (tmp_path / "outside").mkdir()

@@ -116,8 +116,9 @@ def test_gather_refuses_unsafe_names_even_past_the_reader(
 
 
 def test_a_link_planted_in_the_fetch_folder_is_refused(
-    install_repos: InstallRepos, tmp_path: Path
+    install_repos: InstallRepos, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("PIP_FIND_LINKS", str(install_repos.wheels))  # the user's wheelhouse
     bashrc = tmp_path / "bashrc"
     bashrc.write_text("the user's")
     house = tmp_path / "house"
@@ -198,9 +199,10 @@ def test_a_full_disk_during_fetch_is_exit_1_and_leaves_no_partial_file(
 
 
 def test_offline_install_from_a_relative_wheelhouse(
-    install_repos: InstallRepos, tmp_path: Path
+    install_repos: InstallRepos, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`fetch -d house` then `install --from house`, both with paths relative to the cwd."""
+    monkeypatch.setenv("PIP_FIND_LINKS", str(install_repos.wheels))  # the user's wheelhouse
     lockfile = _wheelhouse_lock(install_repos, tmp_path)
     work = tmp_path / "work"
     work.mkdir()
@@ -235,11 +237,13 @@ def test_offline_install_from_a_relative_wheelhouse(
 
 
 def test_a_lockfile_url_naming_a_pipe_is_refused_without_blocking(
-    install_repos: InstallRepos, tmp_path: Path
+    install_repos: InstallRepos, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     lockfile = _wheelhouse_lock(install_repos, tmp_path)
     fifo_dir = tmp_path / "pipes"
     fifo_dir.mkdir()
+    # the user's own find-links folders: the pipe is in one (the origin rule does not refuse it)
+    monkeypatch.setenv("PIP_FIND_LINKS", f"{fifo_dir} {install_repos.wheels}")
     os.mkfifo(fifo_dir / JAX)
     text = lockfile.read_text()
     lockfile.write_text(

@@ -113,3 +113,76 @@ def test_ctrl_c_at_any_moment_of_start_up_is_one_line(delay: float) -> None:
     assert child.returncode in (0, 130, -signal.SIGINT), err
     if child.returncode != 0:
         assert err.strip().splitlines()[-1] in ("gpuenv: interrupted", "gpuenv: aborted")
+
+
+BAD_URL = "http://[::1"  # an IPv6 host never closed: urllib's urlsplit raises on it
+
+
+def _commands(tmp_path: Path) -> dict[str, list[str]]:
+    from lockdata import write_valid
+
+    lockfile = str(write_valid(tmp_path / "v.conda-lock.yml"))
+    return {
+        "lock": [
+            "lock",
+            "jax",
+            "--no-gpu",
+            "--os",
+            "linux",
+            "--python",
+            "3.11",
+            "-o",
+            str(tmp_path / "x.conda-lock.yml"),
+        ],
+        "install": ["install", lockfile, "--name", "bad", "--dry-run"],
+        "fetch": ["fetch", lockfile, "-d", str(tmp_path / "house")],
+        "recipes check --online": ["recipes", "check", "--online"],
+    }
+
+
+@pytest.mark.parametrize("command", ["lock", "install", "fetch", "recipes check --online"])
+@pytest.mark.parametrize(
+    "variable",
+    [
+        "PIP_INDEX_URL",
+        "PIP_EXTRA_INDEX_URL",
+        "PIP_FIND_LINKS",
+        "UV_DEFAULT_INDEX",
+        "UV_INDEX_URL",
+        "UV_INDEX",
+        "UV_EXTRA_INDEX_URL",
+        "UV_FIND_LINKS",
+    ],
+)
+def test_an_index_url_that_is_no_url_is_one_message(
+    command: str, variable: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every command that reads the index configuration names the setting and stops (exit 2)
+    before anything else, whichever pip or uv variable holds it."""
+    from lockdata import in_process
+
+    if command == "recipes check --online" and variable not in (
+        "PIP_INDEX_URL",
+        "UV_DEFAULT_INDEX",
+        "UV_INDEX_URL",
+    ):
+        pytest.skip("recipes check --online reads the default index only")
+    monkeypatch.setenv("PIP_CONFIG_FILE", "/dev/null")
+    monkeypatch.setenv("UV_NO_CONFIG", "1")
+    for var in ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_FIND_LINKS"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv(variable, BAD_URL)
+    code, _, err = in_process(*_commands(tmp_path)[command])  # a traceback fails the test
+    assert code == USAGE_EXIT, err
+    assert "is not a valid URL" in err and variable.split("_", 1)[1].lower()[:5] in err.lower()
+    assert err.count("gpuenv: error:") == 1 and "Traceback" not in err
+    assert not (tmp_path / "house").exists() and not (tmp_path / "x.conda-lock.yml").exists()
+
+
+def test_an_ipv6_index_url_is_still_an_index() -> None:
+    from gpuenv.index.config import user_index_config
+
+    config = user_index_config(
+        {"PIP_INDEX_URL": "http://[::1]:8080/simple/", "PIP_CONFIG_FILE": "/dev/null"}
+    )
+    assert config.index_url == "http://[::1]:8080/simple/"

@@ -80,6 +80,7 @@ def test_internal_names_exist() -> None:
         ("gpuenv.lock.errors.SourceUnreachableError", 5),
         ("gpuenv.lock.errors.UnsatisfiableError", 3),
         ("gpuenv.lock.errors.LockfileError", 2),
+        ("gpuenv.lock.errors.UntrustedOriginError", 2),  # the lockfile-origin rule
         ("gpuenv.lock.errors.LockError", 1),
         ("gpuenv.envs.errors.HashMismatchError", 1),
         ("gpuenv.envs.errors.EnvironmentNotFound", 2),

@@ -66,3 +66,45 @@ def name_from_lockfile(lockfile: Path) -> str:
                 name = name[: -len(suffix)]
                 break
     return DEFAULT_NAME if name_problem(name) else name
+
+
+def origin_options(func: F) -> F:
+    """--index, --channel, --allow-any-origin: where a lockfile's files may come from (the
+    lockfile-origin rule, gpuenv.envs.origins)."""
+    func = click.option(
+        "--allow-any-origin",
+        is_flag=True,
+        help="Install files from wherever the lockfile says, not only from your configured"
+        " indexes, find-links locations and channels and the framework indexes gpuenv knows.",
+    )(func)
+    func = click.option(
+        "--channel",
+        "channels",
+        multiple=True,
+        metavar="CHANNEL",
+        help="Also accept conda packages from this channel (repeatable; conda-forge always).",
+    )(func)
+    return click.option(
+        "--index",
+        "extra_indexes",
+        multiple=True,
+        metavar="URL",
+        help="Also accept (and look up portable entries on) this index (repeatable), after the"
+        " ones your pip or uv settings name.",
+    )(func)
+
+
+def checked_origins(
+    locked: Any,
+    indexes: Any,
+    *,
+    channels: tuple[str, ...] = (),
+    allow_any_origin: bool = False,
+) -> None:
+    """Refuse a lockfile whose files come from anywhere the user did not configure (exit 2),
+    unless --allow-any-origin."""
+    if allow_any_origin:
+        return
+    from gpuenv.envs.origins import check_origins, user_origins
+
+    check_origins(locked, user_origins(indexes, channels=channels))

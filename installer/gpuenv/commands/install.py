@@ -11,10 +11,12 @@ import click
 
 from gpuenv.commands import json_output
 from gpuenv.commands.env_options import (
+    checked_origins,
     env_options,
     location,
     lock_timeout_option,
     name_from_lockfile,
+    origin_options,
 )
 from gpuenv.commands.progress import Reporter
 
@@ -33,6 +35,7 @@ from gpuenv.commands.progress import Reporter
     "--no-smoke-test", is_flag=True, help="Do not import the frameworks before switching."
 )
 @lock_timeout_option
+@origin_options
 @click.option(
     "--replace",
     is_flag=True,
@@ -53,6 +56,9 @@ def install_command(
     wheelhouse: Optional[Path],
     no_smoke_test: bool,
     lock_timeout: Optional[float],
+    extra_indexes: tuple[str, ...],
+    channels: tuple[str, ...],
+    allow_any_origin: bool,
     replace: bool,
     dry_run: bool,
     quiet: bool,
@@ -93,7 +99,7 @@ def install_command(
         from gpuenv.envs.errors import StoreInputError
         from gpuenv.envs.python_check import check_python_available
         from gpuenv.envs.transaction import check_platform, install
-        from gpuenv.index.config import user_index_config
+        from gpuenv.index.config import user_index_config, with_indexes
         from gpuenv.lock.load import load_locked
 
         locked = load_locked(lockfile, raw)
@@ -105,6 +111,10 @@ def install_command(
         )
         if refusal:
             raise StoreInputError(refusal)
+        # with --from, every file is the wheelhouse's: no URL is used, no index read
+        indexes = None if wheelhouse else with_indexes(user_index_config(), extra_indexes)
+        if indexes is not None:
+            checked_origins(locked, indexes, channels=channels, allow_any_origin=allow_any_origin)
         if dry_run:
             _say_dry_run(locked, where, lockfile)
             return
@@ -120,7 +130,7 @@ def install_command(
         artifacts_of(locked),
         cache=cache_dir(),
         wheelhouse=wheelhouse,
-        indexes=None if wheelhouse else user_index_config(),
+        indexes=indexes,
         progress=report.progress,
     )
     report.done_downloading()
@@ -180,19 +190,28 @@ def _say_dry_run(locked: Any, where: Any, lockfile: Path) -> None:
     required=True,
     help="The wheelhouse folder to fill (for `gpuenv install --offline --from`).",
 )
+@origin_options
 @click.option("-q", "--quiet", is_flag=True)
 @json_output.json_option("Print the files fetched (name, sha256, size) as JSON.")
-def fetch_command(lockfile: Path, dest: Path, quiet: bool, as_json: bool) -> None:
+def fetch_command(
+    lockfile: Path,
+    dest: Path,
+    extra_indexes: tuple[str, ...],
+    channels: tuple[str, ...],
+    allow_any_origin: bool,
+    quiet: bool,
+    as_json: bool,
+) -> None:
     """Download every file LOCKFILE names into a folder, each checked against its hash."""
     from gpuenv.envs.artifacts import artifacts_of, fetch_all
-    from gpuenv.index.config import user_index_config
+    from gpuenv.index.config import user_index_config, with_indexes
     from gpuenv.lock.load import load_locked
 
     locked = load_locked(lockfile)
+    indexes = with_indexes(user_index_config(), extra_indexes)
+    checked_origins(locked, indexes, channels=channels, allow_any_origin=allow_any_origin)
     report = Reporter(quiet=quiet)
-    files = fetch_all(
-        artifacts_of(locked), dest, indexes=user_index_config(), progress=report.progress
-    )
+    files = fetch_all(artifacts_of(locked), dest, indexes=indexes, progress=report.progress)
     report.done_downloading()
     size = sum(f.path.stat().st_size for f in files)
     if as_json:

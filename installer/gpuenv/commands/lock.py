@@ -24,6 +24,7 @@ from gpuenv.commands.lock_json import (
     locked_json,
 )
 from gpuenv.commands.machine_options import machine_from_options, plan_options
+from gpuenv.index.redact import redact_text
 
 if TYPE_CHECKING:
     from gpuenv.lock.pypi import PipCompile
@@ -243,15 +244,15 @@ def lock_command(
                     **check_json(ok, message, options.output, plan),
                 )
             if not (as_json and ok):  # stdout holds only the JSON document
-                click.echo(message, err=not ok)
+                click.echo(redact_text(message), err=not ok)
             raise SystemExit(0 if ok else 1)
         for note in notes:
-            click.echo(f"note: {note}", err=True)
+            click.echo(redact_text(f"note: {note}"), err=True)
         for warning in plan.warnings:
-            click.echo(f"warning: {warning}", err=True)
+            click.echo(redact_text(f"warning: {warning}"), err=True)
         for line in fallen:
             if not any(line in w for w in plan.warnings):
-                click.echo(f"warning: fallback: {line}", err=True)
+                click.echo(redact_text(f"warning: fallback: {line}"), err=True)
         before = file_sha256(options.output) if as_json else None
         result = lock_plan(plan, options, ideal, started=early)
     finally:
@@ -259,7 +260,7 @@ def lock_command(
             early.cancel()
     for note in result.notes:
         if note not in notes:
-            click.echo(f"note: {note}", err=True)
+            click.echo(redact_text(f"note: {note}"), err=True)
     if as_json:
         json_output.emit_result(
             click.get_current_context(),
@@ -455,7 +456,7 @@ def _lock_lab(
                         }
                     )
                 else:
-                    click.echo(f"{label} {cls.name}: {message}")
+                    click.echo(redact_text(f"{label} {cls.name}: {message}"))
                 if not ok:
                     failed += 1
                     statuses.add(1)
@@ -473,15 +474,15 @@ def _lock_lab(
                 )
             plan, ideal = chosen.plan, chosen.ideal
             for line in chosen.fallback:
-                click.echo(f"warning: {cls.name}: fallback: {line}", err=True)
+                click.echo(redact_text(f"warning: {cls.name}: fallback: {line}"), err=True)
             before = file_sha256(options.output) if as_json else None
             result = lock_plan(plan, options, ideal)
             for note in result.notes:
-                click.echo(f"note: {cls.name}: {note}", err=True)
+                click.echo(redact_text(f"note: {cls.name}: {note}"), err=True)
         except Exception as exc:
             if exit_code(exc) is None:
                 raise
-            click.echo(f"FAILED {cls.name}: {exc}", err=True)
+            click.echo(redact_text(f"FAILED {cls.name}: {exc}"), err=True)
             failed += 1
             statuses.add(exit_code(exc) or 1)
             rows.append(failed_json(cls.name, options.output, exc, exit_code(exc) or 1))

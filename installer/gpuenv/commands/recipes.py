@@ -185,7 +185,7 @@ def verify_command(
                     f"    in every fatbin: sass {', '.join(lib.sass_everywhere) or '-'};"
                     f" ptx {', '.join(lib.ptx_everywhere) or '-'}"
                 )
-        verdict = "; ".join(reading.differences()) or "matches the row"
+        verdict = redact_text("; ".join(reading.differences()) or "matches the row")
         click.echo(
             f"  wheel: sass {', '.join(reading.sass) or '-'}; ptx {', '.join(reading.ptx) or '-'}: {verdict}"
         )
@@ -205,7 +205,7 @@ def verify_command(
         )
     else:
         for finding in findings:
-            click.echo(str(finding))
+            click.echo(redact_text(str(finding)))  # a finding may quote --index's URL
         click.echo(
             f"{len(readings)} wheels read, {len(errors)} errors, {len(findings) - len(errors)} warnings"
         )

@@ -61,6 +61,12 @@ class _Request:
     " the extra packages, its own kernel and `gpuenv run -n NAME`: for frameworks whose CUDA"
     " libraries cannot share one environment.",
 )
+@click.option(
+    "--allow-any-origin",
+    is_flag=True,
+    help="Install a lockfile's files from wherever it says (a lab's lockfile), not only from"
+    " your configured indexes and the framework indexes gpuenv knows.",
+)
 @click.option("--dry-run", is_flag=True, help="Show what would be installed; change nothing.")
 @click.option("--force", is_flag=True, help="Redo every step even if nothing changed.")
 @click.option("-q", "--quiet", is_flag=True, help="Print only the summary.")
@@ -76,6 +82,7 @@ def setup_command(
     allow_cpu_fallback: bool,
     fresh: bool,
     split: bool,
+    allow_any_origin: bool,
     dry_run: bool,
     force: bool,
     quiet: bool,
@@ -103,6 +110,7 @@ def setup_command(
             quiet=quiet,
             as_json=as_json,
             allow_cpu_fallback=allow_cpu_fallback,
+            allow_any_origin=allow_any_origin,
         )
 
 
@@ -193,6 +201,7 @@ def run_setup(
     as_json: bool,
     adding: bool = False,
     allow_cpu_fallback: bool = False,
+    allow_any_origin: bool = False,
 ) -> None:
     # only what the no-op check needs; the rest is imported once there is work to do
     from gpuenv.detect import detect_machine
@@ -287,7 +296,7 @@ def run_setup(
 
     replaced = what_is_there(location)  # setup's notes (_before_replacing) say what changes
     locked, result, verdict = _lock_install_verify(
-        chosen, location, indexes, lab is not None, report, name
+        chosen, location, indexes, lab is not None, report, name, allow_any_origin
     )
     if not quiet and not as_json:
         click.echo(verdict.render(), err=True)
@@ -333,10 +342,17 @@ def run_setup(
 
 
 def _lock_install_verify(
-    chosen: Any, location: Any, indexes: Any, portable: bool, report: Reporter, name: str
+    chosen: Any,
+    location: Any,
+    indexes: Any,
+    portable: bool,
+    report: Reporter,
+    name: str,
+    allow_any_origin: bool = False,
 ) -> tuple[Any, Any, Any]:
     """Lock the plan (unless its lockfile exists), install it, verify it: (locked, result,
     verdict). verify runs once, as the check before the swap."""
+    from gpuenv.commands.env_options import checked_origins
     from gpuenv.envs.python_check import PythonLookup, check_python_available
     from gpuenv.uv.binary import find_uv
 
@@ -365,7 +381,12 @@ def _lock_install_verify(
             locked = chosen.locked  # the lab's lockfile, read once already for the plan
         else:
             locked = replace(load_locked(pending or chosen.lockfile), path=chosen.lockfile)
-        # fail fast: before anything is downloaded
+        # fail fast: before anything is downloaded. A lockfile read from disk (a lab's, or one
+        # an earlier setup wrote) is untrusted: its files come only from where the user said.
+        # One this run has just locked is uv's answer from the user's own indexes (its local
+        # files checked by the lock): nothing to ask the indexes again.
+        if pending is None:
+            checked_origins(locked, indexes, allow_any_origin=allow_any_origin)
         base_python = check_python_available(locked, uv=uv, lookup=lookup)
         files = gather(
             artifacts_of(locked), cache=cache_dir(), indexes=indexes, progress=report.progress

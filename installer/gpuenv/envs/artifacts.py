@@ -2,6 +2,10 @@
 
 One cache for wheels: uv downloads every wheel and refuses one whose sha256 differs from the
 lockfile's (`--require-hashes`), so `gather` hands it URLs and uv's cache holds the only copy.
+The exception is a wheel whose URL needs credentials (user info, or a query that may be a
+token): uv takes a direct URL only from its requirement list, a file, and a secret never goes
+into a file; gpuenv downloads such a wheel itself (the credentials in memory only), like a conda
+package, and uv reads the checked copy.
 
 conda packages are still downloaded and hashed by gpuenv, kept content-addressed in
 `<cache>/artifacts/<sha256>/<name>`, and handed to py-rattler as `file://` records. py-rattler
@@ -42,6 +46,7 @@ from gpuenv.envs.errors import HashMismatchError, InstallError, StoreInputError
 from gpuenv.envs.sources import PortableResolver, file_url_path
 from gpuenv.fs.safe_paths import UnsafePathError, inside, is_sha256, plain_name
 from gpuenv.index.config import IndexConfig
+from gpuenv.index.origin import carries_secret
 from gpuenv.lock.model import LockedEnvironment
 
 CHUNK = 1 << 20
@@ -117,8 +122,10 @@ def gather(
     """Where the installers read every artifact from, or an error before anything is installed.
 
     Downloads (and hashes) the conda packages into `cache`, and for portable wheels the index
-    pages that name their URLs; never a wheel: uv does that. With `wheelhouse`, every file comes
-    from that folder (offline).
+    pages that name their URLs; a wheel only when its URL needs credentials (its own, or a
+    configured index's of the same host): uv would have to read them from a file, so gpuenv
+    downloads it into `cache` (content-addressed, hashed) and uv reads that copy. uv downloads
+    every other wheel. With `wheelhouse`, every file comes from that folder (offline).
     """
     read_timeout()  # a bad GPUENV_DOWNLOAD_TIMEOUT is refused before anything is fetched
     out = []
@@ -135,6 +142,10 @@ def gather(
             source = url = resolver.url(art)
         if art.kind == "conda":  # py-rattler's own checks fall short: it gets a checked copy
             url = _checked_copy(cache, art, source, progress).as_uri()
+        elif house is None and carries_secret(authed := resolver.with_credentials(url)):
+            # uv would read the password (or a signed URL's token) from its requirement list,
+            # a file: gpuenv downloads the wheel itself (hashed) and hands uv its checked copy
+            url = _checked_copy(cache, art, authed, progress).as_uri()
         elif url.startswith("file://") and house is None:
             _regular_file(file_url_path(url))  # uv would block on a pipe, not refuse it
         out.append(InstallSource(art, _installer_url(art, url)))
@@ -157,7 +168,7 @@ def fetch_all(
         path = inside(dest, art.filename, f"{art.name}'s file name")
         _regular_or_absent(path, "gpuenv will not replace it")
         if not (path.is_file() and _matches(path, art)):  # a flat folder may hold anything
-            _copy_checked(resolver.url(art), path, art, progress)
+            _copy_checked(resolver.with_credentials(resolver.url(art)), path, art, progress)
         out.append(LocalArtifact(art, path))
     return out
 

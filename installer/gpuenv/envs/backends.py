@@ -19,6 +19,7 @@ from gpuenv.envs.artifacts import InstallSource
 from gpuenv.envs.errors import HashMismatchError, InstallError
 from gpuenv.envs.store import interpreter
 from gpuenv.fs.workdir import uv_workdir
+from gpuenv.index.origin import carries_secret
 
 UV_TIMEOUT = 1800.0
 FRAMEWORK_MODULES = {"torch": "torch", "tensorflow": "tensorflow", "jax": "jax"}
@@ -73,6 +74,8 @@ def install_wheels(python: Path, wheels: list[InstallSource], uv: str) -> None:
     With only local files it does not touch the network at all."""
     if not wheels:
         return
+    if any(carries_secret(w.url) for w in wheels):  # gpuenv.envs.artifacts.gather's promise
+        raise InstallError("a wheel URL with credentials is never written to uv's requirement list")
     lines = [f"{w.artifact.name} @ {w.url} --hash=sha256:{w.artifact.sha256}" for w in wheels]
     offline = ["--offline"] if all(w.is_local for w in wheels) else []
     with uv_workdir("install") as tmp:

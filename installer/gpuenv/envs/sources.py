@@ -13,6 +13,7 @@ from urllib.parse import unquote, urlsplit
 
 from gpuenv.envs.errors import InstallError
 from gpuenv.index.config import IndexConfig, default_index_url, uv_sources
+from gpuenv.index.origin import has_credentials, with_credentials
 from gpuenv.index.redact import redact_url
 from gpuenv.index.simple import project_files
 from gpuenv.lock.model import PORTABLE_PREFIX
@@ -39,6 +40,7 @@ class PortableResolver:
         self.indexes = indexes
         self._pages: dict[tuple[str, str], dict[str, str]] = {}
         self._where: Optional[tuple[list[str], list[str]]] = None
+        self._credentialed: Optional[list[str]] = None
 
     def url(self, art: Artifact) -> str:
         if not art.url.startswith(PORTABLE_PREFIX):
@@ -71,6 +73,22 @@ class PortableResolver:
             f"{art.filename} (from a portable lockfile) is on none of the configured indexes:"
             f" {', '.join(tried)}"
         )
+
+    def with_credentials(self, url: str) -> str:
+        """`url` with the credentials of a configured index or find-links location of the same
+        scheme, host and port (pip's and uv's realm rule), for gpuenv's own download of it."""
+        if self._credentialed is None:
+            uv = uv_sources()
+            config = self.indexes
+            every = [
+                *config.all_indexes(),
+                *config.find_links,
+                *uv.indexes,
+                *((uv.default_index,) if uv.default_index else ()),
+                *uv.find_links,
+            ]
+            self._credentialed = [u for u in every if has_credentials(u)]
+        return with_credentials(url, self._credentialed)
 
     def _locations(self) -> tuple[list[str], list[str]]:
         """The indexes, in order, and the find-links locations to look in (as URLs)."""

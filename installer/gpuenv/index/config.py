@@ -69,6 +69,14 @@ def user_index_config(environ: Optional[dict[str, str]] = None) -> IndexConfig:
     if uv_file:
         return IndexConfig(origin=f"uv configuration ({uv_file[0]})")
     pip = _pip_settings(env)
+    where = "pip configuration (" + ", ".join(pip.sources) + ")"
+    for key, values in (
+        ("index-url", (pip.index_url,) if pip.index_url else ()),
+        ("extra-index-url", pip.extra_index_urls),
+        ("find-links", pip.find_links),
+    ):
+        for value in values:
+            parseable_url(value, f"{where}, {key}")
     extras = tuple(u for u in pip.extra_index_urls if _usable(u))
     links = tuple(u for u in pip.find_links if _usable(u))
     skipped = [u for u in (*pip.extra_index_urls, *pip.find_links) if not _usable(u)]
@@ -79,7 +87,7 @@ def user_index_config(environ: Optional[dict[str, str]] = None) -> IndexConfig:
         index_url=pip.index_url,
         extra_index_urls=extras,
         find_links=links,
-        origin="pip configuration (" + ", ".join(pip.sources) + ")",
+        origin=where,
         notes=notes,
         no_index=pip.no_index,
     )
@@ -263,7 +271,7 @@ def checked_location(value: object, where: str) -> str:
     text = value.strip()
     if any(ch.isspace() or ord(ch) < 32 or ord(ch) == 127 for ch in text):
         raise IndexConfigError(f"{where}: {text!r:.120} holds a space or a control character")
-    parts = urlsplit(text)
+    parts = urlsplit(parseable_url(text, where))
     scheme = parts.scheme.lower()
     is_path = not scheme or (len(scheme) == 1 and sys.platform == "win32")  # C:\\wheels
     if not is_path and scheme not in _SCHEMES:
@@ -288,6 +296,20 @@ def checked_location(value: object, where: str) -> str:
     return text
 
 
+def parseable_url(value: str, where: str) -> str:
+    """`value`, unless it cannot be read as a URL at all (`http://[::1`, a port that is not a
+    number): IndexConfigError (exit 2) naming the setting, never a traceback further on."""
+    from urllib.parse import urlsplit
+
+    try:
+        urlsplit(value).port  # noqa: B018 - reading the port is the check
+    except ValueError as exc:
+        raise IndexConfigError(
+            f"{where}: {value!r:.120} is not a valid URL ({exc}); fix the setting"
+        ) from None
+    return value
+
+
 def _usable(location: str) -> bool:
     """Local folders that no longer exist would make uv fail; remote ones are its business."""
     if location.startswith("file://"):
@@ -307,13 +329,14 @@ def default_index_url(environ: Optional[dict[str, str]] = None) -> str:
     env = dict(os.environ if environ is None else environ)
     for var in ("UV_DEFAULT_INDEX", "UV_INDEX_URL"):
         if env.get(var, "").strip():
-            return env[var].strip().split()[0].rstrip("/") + "/"
+            return parseable_url(env[var].strip().split()[0], var).rstrip("/") + "/"
     from_uv_file = _uv_default_index(env)
     if from_uv_file:
-        return from_uv_file.rstrip("/") + "/"
+        return parseable_url(from_uv_file, "uv configuration, index-url").rstrip("/") + "/"
     pip = _pip_settings(env)
     if pip.index_url:
-        return pip.index_url.rstrip("/") + "/"
+        where = "pip configuration (" + ", ".join(pip.sources) + "), index-url"
+        return parseable_url(pip.index_url, where).rstrip("/") + "/"
     from gpuenv.uv.binary import find_uv
 
     return uv_builtin_default_index(find_uv())

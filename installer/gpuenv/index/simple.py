@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import socket
 import time
+from html import unescape
 from pathlib import Path
 from typing import Any, Optional
 from urllib.parse import unquote, urljoin, urlsplit
@@ -28,6 +29,7 @@ MAX_PAGE_BYTES = 64 << 20
 JSON_ACCEPT = "application/vnd.pypi.simple.v1+json, text/html;q=0.1"
 _HREF = re.compile(r'href="([^"]+)"', re.I)
 _CANONICAL = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?")  # a canonical project name
+_HEX64 = re.compile(r"[0-9a-fA-F]{64}")
 
 
 def project_files(index_url: str, project: str, timeout: float = 30.0) -> dict[str, str]:
@@ -36,6 +38,14 @@ def project_files(index_url: str, project: str, timeout: float = 30.0) -> dict[s
     Raises FileNotFoundError when the index does not have the project, and the requests
     exceptions (ConnectionError, Timeout, HTTPError) when it cannot be read.
     """
+    return {name: url for name, (url, _) in project_listing(index_url, project, timeout).items()}
+
+
+def project_listing(
+    index_url: str, project: str, timeout: float = 30.0
+) -> dict[str, tuple[str, Optional[str]]]:
+    """file name -> (absolute URL, the sha256 the page gives or None) of every file the index
+    lists for the project: one page read (project_files' errors)."""
     name = canonicalize_name(project)
     if not _CANONICAL.fullmatch(name):  # it becomes part of a URL or a path: nothing else
         raise ValueError(f"{project!r} is not a project name")
@@ -55,7 +65,7 @@ def project_files(index_url: str, project: str, timeout: float = 30.0) -> dict[s
     return _links(response.text, url)
 
 
-def _json_files(response: Page, url: str) -> dict[str, str]:
+def _json_files(response: Page, url: str) -> dict[str, tuple[str, Optional[str]]]:
     """PEP 691's file list; entries that are not {filename, url} strings are skipped."""
     try:
         data = response.json()
@@ -65,12 +75,18 @@ def _json_files(response: Page, url: str) -> dict[str, str]:
         ) from None
     files = data.get("files", []) if isinstance(data, dict) else []
     return {
-        f["filename"]: urljoin(url, f["url"])
+        f["filename"]: (urljoin(url, f["url"]), _json_sha256(f))
         for f in (files if isinstance(files, list) else [])
         if isinstance(f, dict)
         and isinstance(f.get("filename"), str)
         and isinstance(f.get("url"), str)
     }
+
+
+def _json_sha256(entry: dict[str, Any]) -> Optional[str]:
+    hashes = entry.get("hashes")
+    digest = hashes.get("sha256") if isinstance(hashes, dict) else None
+    return digest.lower() if isinstance(digest, str) and _HEX64.fullmatch(digest) else None
 
 
 class PageTooLarge(OSError):
@@ -208,22 +224,27 @@ def unknown_host(exc: BaseException) -> bool:
     return False
 
 
-def _links(html: str, base: str) -> dict[str, str]:
+def _links(html: str, base: str) -> dict[str, tuple[str, Optional[str]]]:
     out = {}
     for href in _HREF.findall(html):
-        absolute = urljoin(base, href.split("#")[0])
-        out[unquote(absolute.rsplit("/", 1)[-1])] = absolute
+        link, _, fragment = unescape(href).partition("#")
+        absolute = urljoin(base, link)
+        digest = fragment[len("sha256=") :] if fragment.lower().startswith("sha256=") else ""
+        out[unquote(absolute.rsplit("/", 1)[-1])] = (
+            absolute,
+            digest.lower() if _HEX64.fullmatch(digest) else None,
+        )
     return out
 
 
-def _local(index_url: str, name: str) -> dict[str, str]:
+def _local(index_url: str, name: str) -> dict[str, tuple[str, Optional[str]]]:
     root = Path(unquote(urlsplit(index_url).path))
     page = root / name / "index.html"
     if page.is_file():
         return _links(page.read_text(encoding="utf-8"), page.as_uri())
     folder = root / name
     if folder.is_dir():
-        return {p.name: p.as_uri() for p in sorted(folder.iterdir())}
+        return {p.name: (p.as_uri(), None) for p in sorted(folder.iterdir())}
     raise FileNotFoundError(f"{name} is not in the local index {index_url}")
 
 

@@ -14,6 +14,8 @@ from gpuenv.resolve.plan import Plan
 from gpuenv.versions import version_key
 
 DEFAULT_CHANNELS = ("conda-forge",)
+# where a channel given by name lives: rattler's (and conda's) default channel alias
+CHANNEL_ALIAS = "https://conda.anaconda.org/"
 _UNREACHABLE = re.compile(
     r"dns|error sending request|connection|timed out|failed to fetch|unreachable|no such file", re.I
 )
@@ -26,6 +28,22 @@ class CondaArtifact:
     @property
     def name(self) -> str:
         return str(self.record["name"])
+
+
+def channel_url(channel: str) -> str:
+    """A channel as rattler reads it: a URL as it is, an absolute path as a file:// URL, a name
+    under the default channel alias (conda-forge -> https://conda.anaconda.org/conda-forge)."""
+    import os
+    from pathlib import Path
+
+    text = channel.strip().rstrip("/")
+    if not text:
+        raise ValueError("a channel has a name")
+    if "://" in text:
+        return text
+    if os.path.isabs(text):
+        return Path(text).as_uri()
+    return CHANNEL_ALIAS + text
 
 
 def conda_specs(plan: Plan) -> list[str]:

@@ -31,3 +31,8 @@ class LockfileError(LockError):
 
 class LocalPathsError(LockError):
     """A lockfile for another machine would name files only this machine has (exit 1)."""
+
+
+class UntrustedOriginError(LockfileError):
+    """A lockfile names a file from somewhere the installing user did not configure (exit 2):
+    the lockfile-origin rule, gpuenv.envs.origins."""

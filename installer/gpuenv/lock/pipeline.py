@@ -130,7 +130,12 @@ def lock_plan(
     from gpuenv.lock.conda_lock.write import build_lockfile, write_lockfile
     from gpuenv.lock.header import conda_lock_header, pylock_header
     from gpuenv.lock.model import PORTABLE_PREFIX
-    from gpuenv.lock.portability import configured_sources, not_portable, not_portable_notes
+    from gpuenv.lock.portability import (
+        configured_sources,
+        not_portable,
+        not_portable_notes,
+        refuse_foreign_files,
+    )
 
     try:
         check_output_path(options.output)  # refuse a device or a link before the work, not after
@@ -164,6 +169,7 @@ def lock_plan(
         if failed is not None:
             raise failed
     pip = pip_lock.artifacts
+    refuse_foreign_files(pip, indexes)  # uv's answer: only files the user's locations offered
     unchecked = _refuse_overlapping_wheels(pip)
     fallback = plan_changes(ideal, plan) if ideal else []
     # wheels no index publishes keep their own URL in a portable lockfile, and the lock says so

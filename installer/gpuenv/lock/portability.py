@@ -104,6 +104,34 @@ def _find_links_holding(url: str, links: tuple[str, ...]) -> Optional[str]:
     return None
 
 
+def refuse_foreign_files(artifacts: list[PipArtifact], indexes: IndexConfig) -> None:
+    """LockError unless every `file://` wheel in uv's answer lies in a find-links folder or on
+    a `file://` index gpuenv passed (or uv's own configuration names), or on the framework
+    index the plan routed it to: anything else is a file of this machine that nothing the user
+    configured offered (a planted project or configuration steering uv)."""
+    from gpuenv.index.origin import under_any
+    from gpuenv.lock.errors import LockError
+
+    local = [a for a in artifacts if urlsplit(a.url).scheme.lower() == "file"]
+    if not local:
+        return
+    sources = configured_sources(indexes)
+    file_indexes = tuple(i for i in sources.indexes if urlsplit(i).scheme == "file")
+    foreign = []
+    for art in local:
+        allowed = (*sources.find_links, *file_indexes, *((art.index,) if art.index else ()))
+        listed_by = (*file_indexes, *((art.index,) if art.index else ()))
+        if under_any(art.url, allowed) is None and not _on_local_index(art, listed_by):
+            foreign.append(art)
+    if foreign:
+        shown = "; ".join(f"{a.name} {a.version} from {_path(a.url)}" for a in foreign)
+        raise LockError(
+            f"uv's answer names local files that none of your find-links folders or file://"
+            f" indexes offered: {shown}. gpuenv writes no such lockfile; check for a uv"
+            " configuration or project that gpuenv did not pass (UV_* variables, uv.toml)."
+        )
+
+
 def _on_local_index(art: PipArtifact, indexes: tuple[str, ...]) -> bool:
     """Whether a local (file://) index lists this very file under its project."""
     from gpuenv.index.simple import project_files
