@@ -20,7 +20,7 @@ from localrepos import build_simple_index, build_wheel
 SO = "nvidia/cudnn/lib/libcudnn.so.9"
 
 
-def _foreign_lockfile(tmp_path: Path, describe, kb, monkeypatch) -> Path:  # type: ignore[no-untyped-def]
+def _foreign_lockfile(tmp_path: Path, describe, kb, monkeypatch) -> tuple[Path, str]:  # type: ignore[no-untyped-def]
     a = build_wheel(tmp_path / "w", "nvidia-cudnn-cu12", "9.5.1", files={SO: "for CUDA 12"})
     b = build_wheel(tmp_path / "w", "nvidia-cudnn-cu13", "9.26.0", files={SO: "for CUDA 13"})
     index = build_simple_index(tmp_path / "index", [a, b])
@@ -32,7 +32,7 @@ def _foreign_lockfile(tmp_path: Path, describe, kb, monkeypatch) -> Path:  # typ
     with monkeypatch.context() as m:  # a lock made by something that does not check
         m.setattr(pipeline, "_refuse_overlapping_wheels", lambda pip: [])
         lock_plan(plan, LockOptions(output=out, indexes=IndexConfig(index_url=index)))
-    return out
+    return out, index
 
 
 def test_install_refuses_overlapping_wheels_and_keeps_the_old_environment(
@@ -41,13 +41,14 @@ def test_install_refuses_overlapping_wheels_and_keeps_the_old_environment(
     good = make_lock(install_repos, tmp_path / "good.lock.yml", jax_plan())
     assert gpuenv("install", str(good), "--name", "lab").returncode == 0
     before = EnvLocation.named("lab").current()
-    foreign = _foreign_lockfile(tmp_path, describe, kb, monkeypatch)
-    done = gpuenv("install", str(foreign), "--name", "lab")
+    foreign, index = _foreign_lockfile(tmp_path, describe, kb, monkeypatch)
+    # its index configured: the origin rule lets it through, the overlap check does not
+    done = gpuenv("install", str(foreign), "--name", "lab", "--index", index)
     assert done.returncode == 1, done.stderr
     assert "nvidia_cudnn_cu12-9.5.1" in done.stderr and "nvidia_cudnn_cu13-9.26.0" in done.stderr
     assert SO in done.stderr and "Traceback" not in done.stderr
     assert EnvLocation.named("lab").current() == before
     assert before is not None
     assert run_in(before / "bin" / "python", "import jax; print(jax.__version__)") == "0.4.30"
-    fresh = gpuenv("install", str(foreign), "--name", "other")
+    fresh = gpuenv("install", str(foreign), "--name", "other", "--index", index)
     assert fresh.returncode == 1 and EnvLocation.named("other").current() is None

@@ -32,7 +32,7 @@ def test_a_framework_that_fails_to_import_never_goes_live(
         jax_plan("0.4.31"),
         LockOptions(output=bad, indexes=IndexConfig(index_url=index), exclude_newer="none"),
     )
-    done = gpuenv("install", str(bad), "--name", "lab")
+    done = gpuenv("install", str(bad), "--name", "lab", "--index", index)
     assert done.returncode == 1, done.stderr
     assert "this jax build is broken" in done.stderr and "does not import" in done.stderr
     assert EnvLocation.named("lab").current() == before and before is not None

@@ -80,3 +80,26 @@ def broken_nearby(
         if covers and any(p in row.platforms for p in build.platforms):
             return row, cc
     return None
+
+
+def untried_where_newer_fail(
+    kb: KnowledgeBase, release: Release, build: Build, target: Target, arch: str, sm: str
+) -> Rejection | str | None:
+    """Known broken is not quietly replaced by an older build nobody reported working: where
+    the framework's newer builds fail on this GPU's generation (a [[broken]] row) and this one
+    has no machine code for it either (PTX only), it is planned only with a warning that says
+    so, and refused under --require-gpu."""
+    if arch != "ptx":
+        return None
+    found = broken_nearby(kb, release, build, target, sm)
+    if found is None:
+        return None
+    row, _ = found
+    message = (
+        f"{candidate_label(release, build)} has no machine code for {sm}, only PTX, where"
+        f" {row.framework} {row.versions} is recorded as failing ({row.reason}); no report"
+        f" says this older build works there. Instead: {row.instead}"
+    )
+    if target.require_gpu:
+        return rejection(release, build, "broken", message, None, row.provenance)
+    return message

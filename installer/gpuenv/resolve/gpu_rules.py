@@ -20,12 +20,7 @@ from gpuenv.recipes import (
 )
 from gpuenv.recipes.archs import coverage
 from gpuenv.recipes.model import CudaMajor, Toolkit
-
-# The build-naming helpers stay importable from here (assemble and the lock stage use them).
-from gpuenv.resolve.availability import build_package as build_package
-from gpuenv.resolve.availability import labelled_project as labelled_project
-from gpuenv.resolve.availability import published_version as published_version
-from gpuenv.resolve.broken_rule import broken_nearby, broken_unknown, known_broken
+from gpuenv.resolve.broken_rule import broken_unknown, known_broken, untried_where_newer_fail
 from gpuenv.resolve.cudnn_rule import check_cudnn
 from gpuenv.resolve.rejection import Rejection, candidate_label, rejection
 from gpuenv.resolve.target import Target
@@ -82,7 +77,7 @@ def check_gpu(
         return arch
     case = _case(kb, target, release, build, build.cuda, *arch)
     warnings: list[str] = broken_unknown(kb, release, build, target)
-    untried = _untried_where_newer_fail(case)
+    untried = untried_where_newer_fail(kb, release, build, target, case.arch, case.sm)
     if isinstance(untried, Rejection):
         return untried
     if untried:
@@ -101,27 +96,6 @@ def check_gpu(
     if assumed:
         warnings.append(assumed)
     return warnings, constraints, reasons
-
-
-def _untried_where_newer_fail(case: GpuCase) -> Rejection | str | None:
-    """Known broken is not quietly replaced by an older build nobody reported working: where
-    the framework's newer builds fail on this GPU's generation (a [[broken]] row) and this one
-    has no machine code for it either (PTX only), it is planned only with a warning that says
-    so, and refused under --require-gpu."""
-    if case.arch != "ptx":
-        return None
-    found = broken_nearby(case.kb, case.release, case.build, case.target, case.sm)
-    if found is None:
-        return None
-    row, _ = found
-    message = (
-        f"{case.label} has no machine code for {case.sm}, only PTX, where {row.framework}"
-        f" {row.versions} is recorded as failing ({row.reason}); no report says this older"
-        f" build works there. Instead: {row.instead}"
-    )
-    if case.target.require_gpu:
-        return case.reject("broken", message, row=row.provenance)
-    return message
 
 
 def _cudnn_assumed(case: GpuCase) -> Optional[str]:
