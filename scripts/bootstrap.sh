@@ -11,6 +11,16 @@ if ! command -v "$python" >/dev/null 2>&1; then
   echo "bootstrap: $python not found; install Python 3.10 or newer, or set PYTHON=/path/to/python3" >&2
   exit 2
 fi
+# the version first: an older Python fails later inside pip with a far less clear message
+if ! "$python" -c 'import sys; sys.exit(sys.version_info < (3, 10))' 2>/dev/null; then
+  found=$("$python" -c 'import sys; print(".".join(map(str, sys.version_info[:3])))' 2>/dev/null || echo "unknown")
+  echo "bootstrap: gpuenv needs Python 3.10 or newer; $python is $found. Install a newer one, or set PYTHON=/path/to/python3.10+" >&2
+  exit 2
+fi
+if [ ! -x "$venv/bin/python" ] && ! "$python" -c 'import ensurepip, venv' 2>/dev/null; then
+  echo "bootstrap: $python cannot make virtual environments (no venv/ensurepip module); on Debian or Ubuntu: apt-get install python3-venv" >&2
+  exit 2
+fi
 if [ ! -x "$venv/bin/python" ]; then
   "$python" -m venv "$venv"
 fi

@@ -85,12 +85,21 @@ def test_a_download_timeout_in_seconds_is_used(monkeypatch: pytest.MonkeyPatch) 
     assert read_timeout() == READ_TIMEOUT_S
 
 
-# Started through a wrapper that says when the interpreter itself is up: Ctrl-C during Python's
-# own start-up (site, runpy) is the interpreter's to report, not gpuenv's.
+# Started through a wrapper that says "up" once gpuenv's own first frame holds Ctrl-C: when
+# _entry.main's `try` imports gpuenv.cli (an import hook says so), so even a delay of 0 sends
+# the signal inside gpuenv, never in the wrapper's own lines before it (which are the
+# interpreter's to report, as Ctrl-C during Python's start-up is).
 _WRAPPER = (
-    "import sys; from gpuenv._entry import main;"
-    " sys.argv = ['gpuenv', 'resolve', 'jax', '--no-gpu'];"
-    " sys.stderr.write('up\\n'); sys.stderr.flush(); main()"
+    "import sys, importlib.abc\n"
+    "class Up(importlib.abc.MetaPathFinder):\n"
+    "    def find_spec(self, name, path, target=None):\n"
+    "        if name == 'gpuenv.cli':\n"
+    "            sys.stderr.write('up\\n'); sys.stderr.flush()\n"
+    "        return None\n"
+    "sys.meta_path.insert(0, Up())\n"
+    "from gpuenv._entry import main\n"
+    "sys.argv = ['gpuenv', 'resolve', 'jax', '--no-gpu']\n"
+    "main()\n"
 )
 
 
