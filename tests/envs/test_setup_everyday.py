@@ -66,8 +66,9 @@ def local(
     )
     real_lock = gpuenv.lock.lock_plan
 
-    def resolve_with_sources(*_a: Any, **_kw: Any) -> _Sourced:
+    def resolve_with_sources(*a: Any, **_kw: Any) -> _Sourced:
         chosen["resolved"] += 1
+        chosen["asked"] = tuple(a[1])  # the requirements setup planned for
         plan = jax_plan(chosen["jax"])
         return _Sourced(plan, plan)
 
@@ -124,8 +125,12 @@ def test_gpuenv_add_locks_another_package_into_the_environment(
     local: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert gpuenv_main("setup", "jax", capsys=capsys)[0] == 0
-    code, _out, err = gpuenv_main("add", "otherlib", "tinytool>=2", capsys=capsys)
+    code, out, err = gpuenv_main("add", "otherlib", "tinytool>=2", capsys=capsys)
     assert code == 0, err
+    # add keeps the framework release the environment has, and says whose summary it is
+    assert local["asked"][0] == "jax==0.4.30" and "keeping the framework releases" in err
+    assert out.startswith("gpuenv add: ")
+    assert read_state("default")["frameworks"] == ["jax"]  # the request itself is unchanged
     assert run_in(env_python(), "import otherlib, tinytool; print(tinytool.V)") == "2"
     assert read_state("default")["packages"] == ["otherlib", "tinytool>=2"]
     assert set(read_metadata(env_python().parent.parent)["pip_packages"]) >= {

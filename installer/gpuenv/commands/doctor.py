@@ -225,7 +225,10 @@ def doctor_command(
     machine = detect_machine()
     kb = load_knowledge_base()
     envs = gather_environments(not no_verify, timeout)
-    diagnosis = diagnose(machine, kb, envs, os.environ, machine_shadowing() + _kernels())
+    # without an NVIDIA GPU nothing loads the machine's CUDA libraries for it: no edit of
+    # ld.so.conf is asked for (an environment whose own CUDA libraries are shadowed still is)
+    shadowing = machine_shadowing() if machine.gpus else []
+    diagnosis = diagnose(machine, kb, envs, os.environ, shadowing + _kernels())
     if as_json:
         emit(diagnosis.to_json())
     else:

@@ -182,7 +182,29 @@ def add_command(
         quiet=quiet,
         as_json=as_json,
         adding=True,
+        keep=_installed_builds(name),
     )
+
+
+def _installed_builds(name: str) -> tuple[str, ...]:
+    """`add` keeps the framework releases the environment has (`gpuenv setup` re-plans them):
+    each as `name==version`, from the environment's own metadata (checked like input)."""
+    from gpuenv.envs.errors import InstallError
+    from gpuenv.envs.store import EnvLocation, read_metadata
+    from gpuenv.resolve.requirements import RequirementError, parse_requirements
+
+    current = EnvLocation.named(name).current()
+    if current is None:
+        return ()
+    try:
+        plan = read_metadata(current).get("plan") or {}
+        pins = tuple(
+            f"{fw}=={choice['version']}" for fw, choice in (plan.get("frameworks") or {}).items()
+        )
+        parse_requirements(list(pins))  # a damaged record is ignored, not trusted
+    except (InstallError, RequirementError, AttributeError, KeyError, TypeError):
+        return ()
+    return pins
 
 
 def run_setup(
@@ -201,6 +223,7 @@ def run_setup(
     as_json: bool,
     adding: bool = False,
     allow_cpu_fallback: bool = False,
+    keep: tuple[str, ...] = (),
     allow_any_origin: bool = False,
 ) -> None:
     # only what the no-op check needs; the rest is imported once there is work to do
@@ -214,6 +237,7 @@ def run_setup(
     from gpuenv.setup import SetupOptions, inputs_hash, read_state
 
     report = Reporter(quiet=quiet or as_json)
+    command = "add" if adding else "setup"
     kb = load_knowledge_base()
     location = EnvLocation.named(name)
     state = read_state(name)
@@ -233,8 +257,13 @@ def run_setup(
         report.say(f"note: {request.recorded_note}")
     # without a lab file the default stack is named, so a re-run hashes the same request
     frameworks = request.frameworks or (() if lab else DEFAULT_REQUIREMENTS)
+    if keep:
+        report.say(
+            f"note: keeping the framework releases installed ({', '.join(keep)});"
+            f" `gpuenv setup -n {name}` re-plans them"
+        )
     opts = SetupOptions(
-        frameworks,
+        keep or frameworks,
         name,
         lab,
         python,
@@ -257,7 +286,7 @@ def run_setup(
         and up_to_date(state.get("lockfile_sha256", ""), location)
     ):
         tidy_leftovers(location)
-        _finish(as_json, "unchanged", name, state, location.link)
+        _finish(as_json, "unchanged", name, state, location.link, command=command)
         return
 
     from gpuenv.commands.json_output import plan_summary
@@ -336,6 +365,7 @@ def run_setup(
         verified=verdict.ok,
         backend=result.backend,
         replaced=bool(replaced) and result.changed,
+        command=command,
     )
     if not verdict.ok:
         raise SystemExit(1)
@@ -551,6 +581,7 @@ def _finish(
     verified: Optional[bool] = None,
     backend: Optional[str] = None,
     replaced: bool = False,
+    command: str = "setup",
 ) -> None:
     verified = bool(record.get("verified")) if verified is None else verified
     if as_json:
@@ -578,13 +609,15 @@ def _finish(
         return
     if status == "unchanged" and backend is None:
         click.echo(
-            f"gpuenv setup: {name} is up to date ({record.get('stack')}, verified"
+            f"gpuenv {command}: {name} is up to date ({record.get('stack')}, verified"
             f" {record.get('verified_at')}); nothing to do"
         )
         click.echo(f"  activate: {_activate_hint(link, backend, name)}")
         return
     where = f" (lab class {record['lab_class']})" if record.get("lab_class") else ""
-    click.echo(f"gpuenv setup: {record.get('stack')}, Python {record.get('python_version')}{where}")
+    click.echo(
+        f"gpuenv {command}: {record.get('stack')}, Python {record.get('python_version')}{where}"
+    )
     click.echo(f"  environment: {link}  ({_how(status, replaced)}, {backend})")
     if record.get("packages"):
         click.echo(f"  packages:    {', '.join(record['packages'])}")
