@@ -170,6 +170,14 @@ CASES: list[tuple[str, Mutation, tuple[str, ...]]] = [
     # the plan
     ("plan-not-json", _custom("gpuenv.plan", "{not json"), ("gpuenv.plan is not JSON",)),
     ("plan-empty", _custom("gpuenv.plan", "{}"), ("gpuenv.plan", "schema")),
+    # strict like the pylock reader and --plan: a number JSON has not is no plan
+    ("plan-nan", _custom("gpuenv.plan", '{"schema": NaN}'), ("gpuenv.plan is not JSON",)),
+    ("plan-huge", _custom("gpuenv.plan", '{"schema": 1e999}'), ("gpuenv.plan is not JSON",)),
+    (
+        "plan-deep",
+        _custom("gpuenv.plan", "[" * 5000 + "]" * 5000),
+        ("gpuenv.plan is not JSON", "deeply"),
+    ),
     ("plan-list", _custom("gpuenv.plan", "[]"), ("the plan is a list",)),
     (
         "plan-missing",

@@ -1,7 +1,7 @@
 """Reading a gpuenv lockfile: untrusted input, checked field by field before anything acts on it.
 
-conda-lock writes the file and stays the authority on its format; this reader loads the same
-YAML with libyaml (10-20x faster than conda-lock's pydantic models, which install paid on every
+gpuenv writes the file (gpuenv.lock.conda_lock.write) in conda-lock's v1 format, and conda-lock
+stays the authority on that format in the tests; this reader loads the YAML with libyaml (10-20x faster than conda-lock's pydantic models, which install paid on every
 run) straight into gpuenv's types. tests/lock/test_read_agrees.py holds the two readers to the
 same answers on every lockfile the tests build and every file in lockfiles/.
 
@@ -16,13 +16,13 @@ tries to override what `package[].hash`, the one authority on bytes, says.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from pathlib import Path
 from typing import Any, Optional
 
 from packaging.utils import canonicalize_name
 
+from gpuenv.fs import strict_json
 from gpuenv.fs.safe_paths import UnsafePathError, is_md5
 from gpuenv.lock.errors import LockfileError
 from gpuenv.lock.model import LOCK_FORMAT, LockedEnvironment, PipEntry
@@ -255,9 +255,10 @@ class _Reader:
         if key not in custom:
             raise self.fail(f"{field} is missing" + (f" ({holds})" if holds else ""))
         try:
-            return json.loads(custom[key])
-        except (ValueError, RecursionError):
-            raise self.fail(f"{field} is not JSON") from None
+            # strict like the other two readers: NaN, 1e999 or deep nesting is no plan
+            return strict_json.loads(custom[key])
+        except ValueError as exc:
+            raise self.fail(f"{field} is not JSON ({exc})") from None
 
     def conda_extra(
         self, custom: dict[str, str], name: str, file_name: str, where: str
