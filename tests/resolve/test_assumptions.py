@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 Run = Callable[..., subprocess.CompletedProcess[str]]
-LAPTOP = ["--os", "windows", "--gpu", "GeForce 940M"]
+LAPTOP = ["--os", "windows", "--arch", "x86_64", "--gpu", "GeForce 940M"]
 
 
 def test_resolve_says_which_driver_it_assumed_and_what_the_plan_needs(
@@ -80,3 +80,25 @@ def test_a_machine_without_a_gpu_assumes_no_driver(gpuenv_cli: Run, flags: list[
     done = gpuenv_cli("resolve", "torch", "--os", "linux", *flags)
     assert done.returncode == 0, done.stderr
     assert "no --driver given" not in done.stderr and "no --python given" in done.stderr
+
+
+def test_a_described_gpu_without_os_or_arch_says_what_it_assumed(gpuenv_cli: Run) -> None:
+    done = gpuenv_cli("resolve", "torch", "--gpu", "RTX 3090", "--driver", "550.54.14", "--json")
+    assumed = json.loads(done.stdout)["assumed"]
+    assert set(assumed) == {"os", "arch", "python"}
+    assert "no --os given: planned for" in done.stderr and "no --arch given" in done.stderr
+    given = gpuenv_cli(
+        "resolve",
+        "torch",
+        "--gpu",
+        "RTX 3090",
+        "--driver",
+        "550.54.14",
+        "--os",
+        "linux",
+        "--arch",
+        "x86_64",
+        "--python",
+        "3.12",
+    )
+    assert "note:" not in given.stderr

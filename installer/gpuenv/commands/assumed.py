@@ -34,6 +34,8 @@ def assumed_by(
     driver: Optional[str],
     python: Optional[str],
     glibc_floor: Optional[str] = None,
+    os_name: Optional[str] = None,
+    arch: Optional[str] = None,
 ) -> list[Assumed]:
     if not by_flags:  # detected or read from `gpuenv detect --json`: the machine's own facts
         return []
@@ -44,6 +46,8 @@ def assumed_by(
         driver_assumed=driver is None,
         python_assumed=python is None,
         glibc_floor=glibc_floor,
+        os_assumed=os_name is None,
+        arch_assumed=arch is None,
     )
 
 

@@ -211,6 +211,8 @@ def lock_command(
                 driver=driver,
                 python=python,
                 glibc_floor=DEFAULT_GLIBC,
+                os_name=os_name,
+                arch=arch,
             )
             assumed.say(assumptions)
             assumed_json = assumed.as_json(assumptions)

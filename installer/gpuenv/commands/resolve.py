@@ -45,7 +45,16 @@ def _plan(
         gpu_index=gpu_index,
     )
     by_flags = assumed.described(machine_file, gpu, driver, os_name, arch)
-    items = assumed.assumed_by(kb, machine, plan, by_flags=by_flags, driver=driver, python=python)
+    items = assumed.assumed_by(
+        kb,
+        machine,
+        plan,
+        by_flags=by_flags,
+        driver=driver,
+        python=python,
+        os_name=os_name,
+        arch=arch,
+    )
     assumed.say(items)
     return plan, assumed.as_json(items)
 

@@ -55,12 +55,33 @@ def assumptions(
     driver_assumed: bool,
     python_assumed: bool,
     glibc_floor: Optional[str] = None,
+    os_assumed: bool = False,
+    arch_assumed: bool = False,
 ) -> list[Assumed]:
     """The facts the plan assumed, each once. `driver_assumed`: the machine was described
     without --driver (describe_machine filled one in); `python_assumed`: described, without
     --python; `glibc_floor`: the glibc a lock assumes for a Linux machine whose own is not
     known (gpuenv.lock.targets.DEFAULT_GLIBC)."""
     out: list[Assumed] = []
+    if os_assumed:  # a described GPU's machine is this host's OS unless --os says otherwise
+        family = "wsl" if machine.os.wsl else machine.os.family
+        out.append(
+            Assumed(
+                "os",
+                family,
+                f"no --os given: planned for {family}, this host's OS; pass --os"
+                " linux|windows|wsl|macos for the machine you mean",
+            )
+        )
+    if arch_assumed:
+        out.append(
+            Assumed(
+                "arch",
+                machine.arch,
+                f"no --arch given: planned for {machine.arch}; pass --arch"
+                " x86_64|aarch64|arm64 for the machine you mean",
+            )
+        )
     if driver_assumed and machine.driver is not None:
         note = next((n for n in machine.notes if n.startswith("no --driver given")), "")
         line = note or f"no --driver given: planned for driver {machine.driver.version}"
