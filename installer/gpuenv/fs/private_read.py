@@ -52,7 +52,7 @@ def read_private(folder: Path, name: str, limit: int) -> tuple[Optional[bytes], 
             dir_fd = os.open(folder, os.O_RDONLY | _DIRECTORY | _NOFOLLOW)
             reason = why_not_private(os.fstat(dir_fd))
         else:
-            reason = _folder_reason(folder)
+            reason = folder_reason(folder)
         if reason:
             return None, f"{folder}: {reason}"
         flags = os.O_RDONLY | _NONBLOCK | _NOFOLLOW | _BINARY
@@ -93,7 +93,9 @@ def read_private(folder: Path, name: str, limit: int) -> tuple[Optional[bytes], 
     return data, "ok"
 
 
-def _folder_reason(folder: Path) -> Optional[str]:
+def folder_reason(folder: Path) -> Optional[str]:
+    """Why a folder may have been written by someone else (a link, not a folder, another
+    owner, writable by others), or None."""
     info = os.lstat(folder)
     if stat.S_ISLNK(info.st_mode):
         return "it is a link"

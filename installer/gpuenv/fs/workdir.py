@@ -14,7 +14,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -48,17 +47,6 @@ def work_root() -> Path:
     return gpuenv_home() / WORK
 
 
-def _unsafe(path: Path) -> Optional[str]:
-    from gpuenv.fs.private_read import why_not_private
-
-    info = os.lstat(path)
-    if stat.S_ISLNK(info.st_mode):
-        return "it is a link"
-    if not stat.S_ISDIR(info.st_mode):
-        return "it is not a folder"
-    return why_not_private(info)
-
-
 def checked_work_root() -> Path:
     """The work root, made for this user alone if absent; refused if anyone else could plant
     files in it."""
@@ -67,7 +55,9 @@ def checked_work_root() -> Path:
         root.parent.mkdir(parents=True, exist_ok=True)
         with contextlib.suppress(FileExistsError):
             root.mkdir(mode=0o700)
-        reason = _unsafe(root)
+        from gpuenv.fs.private_read import folder_reason
+
+        reason = folder_reason(root)
     except OSError as exc:
         raise WorkdirError(
             f"cannot make gpuenv's work folder {root}: {exc.strerror or exc}"

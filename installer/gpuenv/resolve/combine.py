@@ -87,14 +87,19 @@ def _unknown_pins_conflict(
     return None
 
 
-def _names(texts: Sequence[str]) -> set[str]:
-    out = set()
+def _named(texts: Sequence[str]) -> list[tuple[str, str]]:
+    """(project name, requirement text) of each requirement that parses."""
+    out = []
     for text in texts:
         try:
-            out.add(parse_pin(text).name)
+            out.append((parse_pin(text).name, text))
         except RequirementError:
             continue
     return out
+
+
+def _names(texts: Sequence[str]) -> set[str]:
+    return {name for name, _ in _named(texts)}
 
 
 def _shared_folder_conflict(
@@ -106,14 +111,10 @@ def _shared_folder_conflict(
         return None
     taken: dict[str, list[tuple[str, Candidate, str]]] = {}  # library -> (package, by, text)
     for cand in chosen:
-        for text in nvidia_wheels(cand, kb):
-            try:
-                req = parse_pin(text)
-            except RequirementError:
-                continue
-            library = kb.library_of(req.name)
+        for name, text in _named(nvidia_wheels(cand, kb)):
+            library = kb.library_of(name)
             if library is not None:
-                taken.setdefault(library, []).append((req.name, cand, text))
+                taken.setdefault(library, []).append((name, cand, text))
     for library, uses in sorted(taken.items()):
         for package, cand, text in uses:
             for other_package, other, other_text in uses:
