@@ -141,13 +141,17 @@ def serve(index: HostileIndex) -> Iterator[HostileIndex]:
 
 
 _CHILD = """
-import atexit, importlib, resource, sys
+import atexit, importlib, sys
 for module, name, value in {patches!r}:
     setattr(importlib.import_module(module), name, value)
-atexit.register(lambda: print(
-    "maxrss_mib=%d" % (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024),
-    file=sys.stderr,
-))
+try:
+    import resource
+    atexit.register(lambda: print(
+        "maxrss_mib=%d" % (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024),
+        file=sys.stderr,
+    ))
+except ImportError:  # Windows
+    pass
 from gpuenv.cli import main
 main({argv!r})
 """
