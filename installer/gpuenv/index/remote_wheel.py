@@ -2,8 +2,10 @@
 
 A wheel is a zip file: its central directory at the end says where each member starts, so two
 or three HTTP range requests fetch `torch/version.py` out of a 900 MB wheel. `file://` URLs
-(local indexes) are read the same way with seeks. Everything read is untrusted: sizes are
-bounded before anything is fetched or inflated, and no member is ever executed.
+(local indexes) are read the same way with seeks, and only from regular files (no FIFO, no
+device). Everything read is untrusted: sizes are bounded before anything is fetched or
+inflated, every read of one wheel shares one Budget (a deadline, not only a socket timeout, and
+the bytes fetched and inflated), and no member is ever executed.
 """
 
 from __future__ import annotations
@@ -24,9 +26,9 @@ from gpuenv.errors import NETWORK_EXIT, GpuenvError
 TAIL = 64 * 1024  # the end-of-central-directory record sits in the last 64 KiB (+22 bytes)
 MAX_DIRECTORY = 64 * 1024 * 1024  # torch's wheels list ~15k files in a few MB
 MAX_MEMBER = 16 * 1024 * 1024  # version.py, build_info.py, METADATA are a few KB
-# Members a central directory may list: torch's and TensorFlow's wheels, the largest read, list
-# 10-15 thousand files (C++ headers included). More is not a wheel gpuenv reads: each library
-# among them costs two range requests, so 60,000 of them kept a verify run busy for hours.
+# Members a central directory may list: torch's wheels list ~15k files (MAX_DIRECTORY's note),
+# C++ headers included. More is not a wheel gpuenv reads: each library among them costs two
+# range requests, so 60,000 of them kept a verify run busy for hours.
 MAX_MEMBERS = 50_000
 # Time to read one wheel's central directory and libraries: torch 1.13's 1.8 GB cu117 wheel, the
 # largest verify reads, takes 15 minutes at 2 MB/s; twice that, then the wheel is given up on.
@@ -44,7 +46,7 @@ WHEEL_MAX_INFLATED = 16 << 30
 MEMBER_SECONDS = 300.0
 # One wait for the socket (connecting, or for the next bytes): a stalled server is noticed.
 READ_TIMEOUT_S = 60.0
-CHUNK = 1 << 20
+CHUNK = 1 << 20  # a read's size: what a wheel's reader holds at once, per step
 
 _EOCD = b"PK\x05\x06"
 _ZIP64_LOCATOR = b"PK\x06\x07"

@@ -33,10 +33,10 @@ from gpuenv.recipes.fatbin import Archs, FatbinScanner, Limits, sorted_ccs
 
 CHUNK = 1 << 20
 MAX_LIBRARY = 1 << 34  # 16 GiB inflated: above any real library; a bigger claim is refused
-# Shared libraries read per wheel: TensorFlow's wheels, the richest in them, hold a few hundred
-# (.so files under tensorflow/python, tensorflow/lite...), torch's and jaxlib's a few dozen. Each
-# costs two range requests and a stream, so thousands of tiny ones would keep a run busy for
-# hours.
+# Shared libraries read per wheel: the readings so far (scripts/maint/data/fatbins.json) found at
+# most 7 with fatbins in one wheel, among at most a few hundred .so files in all (TensorFlow's
+# wheels are the richest in them; an estimate, not recorded). Each costs two range requests and a
+# stream, so tens of thousands of tiny ones would keep a run busy for hours.
 MAX_LIBRARIES = 2_000
 _LIBRARY = re.compile(r"\.(so(\.[0-9]+)*|pyd|dll)$")
 _LOCAL = b"PK\x03\x04"
