@@ -395,3 +395,27 @@ def test_run_loads_the_environments_copy_and_doctor_reports_the_shadow(
     clean = json.loads(gpuenv("doctor", "--json", "--no-verify").stdout)
     assert not [f for f in clean["environments"][0]["findings"] if "shadow" in f["code"]]
     assert not any(str(tmp_path) in f["what"] for f in clean["machine_findings"])
+
+
+@needs_cc
+@pytest.mark.parametrize(
+    "line", ["/usr/lo\x00cal/lib", "include /etc/ld.so.conf.\x00d/*.conf", "\x00"]
+)
+def test_a_nul_byte_in_a_loader_configuration_is_a_finding_about_that_file(
+    line: str, tmp_path: Path
+) -> None:
+    # hostile round four: a NUL byte in an ld.so.conf file was a traceback (embedded null byte)
+    root = conf_root(tmp_path)
+    broken = root / "etc" / "ld.so.conf.d" / "broken.conf"
+    broken.write_text(f"/opt/before\n{line}\n/opt/after\n")
+    env_dir = tmp_path / "env"
+    environment(env_dir)
+    found = machine_shadowing({}, root)
+    assert [f.code for f in found] == ["loader-configuration-unreadable", "outside-cuda-libraries"]
+    assert found[0].severity == WARN and str(broken) in found[0].what
+    assert "NUL" in found[0].what and "\x00" not in found[0].what
+    assert "cuda-12-2.conf" in found[1].why[0]  # the rest of the configuration still counts
+    [shadow] = environment_shadowing("lab", env_dir, {}, root)
+    assert CONF_VERSION in shadow.what
+    dirs = [d.path for d in conf_dirs(root)]
+    assert str(root / "opt" / "before") in dirs and str(root / "opt" / "after") in dirs

@@ -149,3 +149,63 @@ def test_activate_refuses_a_prefix_with_a_newline(
     shown = gpuenv("activate", "--prefix", str(prefix), "--shell", "bash")
     assert shown.returncode == 2 and "control character" in shown.stderr
     assert shown.stdout == ""
+
+
+# cmd.exe splits a command line into words at spaces, tabs, commas, semicolons and equals signs
+# outside double quotes, and acts on & | < > ( ) ^ there; %VAR% (and !VAR!) expand everywhere.
+# cmd.exe is not available here: this is its tokenizer, as far as a quoted word is concerned.
+_CMD_DELIMITERS = " \t,;="
+_CMD_OPERATORS = "&|<>()^"
+
+
+def _cmd_words(line: str) -> list[str]:
+    words, word, quoted, started = [], "", False, False
+    for char in line:
+        assert char not in "%!", f"cmd.exe would expand {char!r} in {line!r}"
+        if char == '"':
+            quoted, started = not quoted, True
+        elif not quoted and char in _CMD_DELIMITERS:
+            if started:
+                words.append(word)
+            word, started = "", False
+        else:
+            assert quoted or char not in _CMD_OPERATORS, f"cmd.exe acts on {char!r} in {line!r}"
+            word, started = word + char, True
+    assert not quoted, f"unbalanced quotes in {line!r}"
+    return [*words, word] if started else words
+
+
+CMD_WORDS = (
+    "C:/a,b",
+    "C:/a=b",
+    "C:/a;b",
+    "a,b",
+    "x=1",
+    "C:\\with space\\a,b=c;d",
+    "C:\\a&b",
+    "C:\\a^b",
+    "C:\\(x86)",
+    "plain",
+)
+
+
+@pytest.mark.parametrize("word", CMD_WORDS)
+def test_cmd_gets_each_delimiter_inside_double_quotes(word: str) -> None:
+    # hostile round four: `,` and `=` were left bare, and cmd.exe splits a word there
+    assert _cmd_words(quote(word, "cmd")) == [word]
+
+
+@pytest.mark.parametrize("folder", ("/e/a,b", "/e/a=b", "/e/x;y", "/e/a b,c=d"))
+def test_cmd_activation_line_for_a_prefix_with_delimiters(folder: str) -> None:
+    line = activate_hint(Path(folder), "venv", "cmd", None)
+    assert _cmd_words(line) == [f"{folder}/bin/activate.bat"]
+    conda = activate_hint(Path(folder), "conda", "cmd", None)
+    assert _cmd_words(conda) == ["gpuenv", "run", "--prefix", folder, "--", "cmd"]
+
+
+@pytest.mark.parametrize("platform", ["bogus", "", "linux-64\x00", "zz-99"])
+def test_conda_hook_refuses_a_platform_rattler_cannot_read(platform: str, tmp_path: Path) -> None:
+    # hostile round four: rattler's ParseSubdirError was a traceback
+    with pytest.raises(ActivationError, match="not a conda platform") as caught:
+        shell_hook(tmp_path, "conda", "bash", platform)
+    assert "\x00" not in str(caught.value)

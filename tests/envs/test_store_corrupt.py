@@ -25,6 +25,9 @@ CORRUPT_METADATA: dict[str, Any] = {
     "planlist": json.dumps({**fake_metadata("x"), "plan": ["x"]}).encode(),
     "badsha": json.dumps({**fake_metadata("x"), "lockfile_sha256": "../../x"}).encode(),
     "pythonint": json.dumps({**fake_metadata("x"), "python": 3}).encode(),
+    "platformword": json.dumps({**fake_metadata("x"), "platform": "bogus"}).encode(),
+    "platformnul": json.dumps({**fake_metadata("x"), "platform": "linux-64\x00"}).encode(),
+    "platformlong": json.dumps({**fake_metadata("x"), "platform": "linux-" + "6" * 5000}).encode(),
 }
 
 
@@ -115,3 +118,21 @@ def test_an_unreadable_store_is_an_empty_list(tmp_path: Path) -> None:
     store().write_text("the store path is a file")
     result = gpuenv("envs")
     assert result.returncode == 0 and "no environments yet" in result.stdout
+
+
+@pytest.mark.parametrize("platform", ["bogus", "linux-64\x00", "Linux-64", "linux-" + "6" * 5000])
+@pytest.mark.parametrize("backend", ["conda", "venv"])
+def test_a_bad_platform_is_one_message_for_activate_and_run(platform: str, backend: str) -> None:
+    # hostile round four: `activate` of a conda environment whose metadata names a platform
+    # rattler cannot parse was a traceback; `run` went ahead on metadata that is not gpuenv's
+    fake_env("bad", metadata={**fake_metadata("bad"), "platform": platform, "backend": backend})
+    fake_env("good")
+    for args in (["activate", "-n", "bad", "--shell", "bash"], ["run", "-n", "bad", "--", "true"]):
+        out = gpuenv(*args)
+        assert out.returncode == 2, (args, out.stdout, out.stderr)
+        assert "Traceback" not in out.stderr and out.stdout == ""
+        [message] = out.stderr.strip().splitlines()
+        assert "'platform'" in message and "gpuenv-env.json" in message
+        assert "\x00" not in message and len(message) < 400
+    fine = gpuenv("activate", "-n", "good", "--shell", "bash")
+    assert fine.returncode == 0 and "activate" in fine.stdout

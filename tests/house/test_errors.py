@@ -27,6 +27,8 @@ INTERNAL = {
     "gpuenv.recipes.gpu_names.AmbiguousGpuName": "the same, for a brand name that fits several models",
     "gpuenv.envs.shell_quote.UnquotableError": "a quoting answer; activation turns it into an ActivationError (exit 2)",
     "gpuenv.index.simple.PageTooLarge": "an OSError on purpose: every index reader reports it as that index failing (exit 5)",
+    "gpuenv.index.bounded_http.TooSlow": "a deadline passed: remote_wheel turns it into BoundExceeded naming the bound, simple into requests.Timeout",
+    "gpuenv.index.bounded_http.BrokenBody": "a body cut short: remote_wheel turns it into a WheelReadError, simple into requests.ConnectionError (retried)",
     "gpuenv.envs.artifacts._Transient": "a download try that failed: the retry loop's signal, never raised out of it",
     "gpuenv.gpucheck.wheelhouse.WheelhouseError": "the real-GPU recording tool (python -m gpuenv.gpucheck), outside the CLI",
     "gpuenv.gpucheck.promote.PromoteError": "the real-GPU recording tool, outside the CLI",

@@ -4,12 +4,20 @@ and clear errors on containers that do not hold together."""
 from __future__ import annotations
 
 import os
+import struct
 from pathlib import Path
 
 import pytest
 
 from fatbins import ELF, PTX, container, entry, library, nvcc_library
-from gpuenv.recipes.fatbin import MAX_CONTAINER, FatbinError, FatbinScanner, scan
+from gpuenv.recipes.fatbin import (
+    MAGIC,
+    MAX_ARCHITECTURES,
+    MAX_CONTAINER,
+    FatbinError,
+    FatbinScanner,
+    scan,
+)
 
 
 def test_sass_and_ptx_of_every_container() -> None:
@@ -85,3 +93,33 @@ def test_a_container_ending_inside_an_entry_header_is_an_error() -> None:
 def test_a_huge_declared_size_is_refused_without_reading_it() -> None:
     with pytest.raises(FatbinError, match=f"more than {MAX_CONTAINER}"):
         scan(container(entry(ELF, 75, b"z"), declared=2**63))
+
+
+def test_distinct_architectures_are_bounded() -> None:
+    # hostile round four: every entry a new architecture grew the sets and counts without end
+    many = container(*[entry(ELF, arch) for arch in range(1, MAX_ARCHITECTURES + 2)])
+    with pytest.raises(FatbinError, match="bound on fatbin architectures"):
+        scan(many)
+    scan(container(*[entry(ELF, arch) for arch in range(1, MAX_ARCHITECTURES + 1)]))
+
+
+def test_containers_and_entries_are_bounded_per_wheel(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gpuenv.recipes.fatbin as fatbin
+
+    monkeypatch.setattr(fatbin, "MAX_RECORDS", 10)
+    shared = fatbin.Limits()  # one wheel's libraries share the count
+    FatbinScanner("a.so", shared).feed(container(*[entry(ELF, 70)] * 4))  # 5 records
+    scanner = FatbinScanner("b.so", shared)
+    with pytest.raises(FatbinError, match="more than 10 fatbin containers and entries"):
+        scanner.feed(container(*[entry(ELF, 70)] * 5))  # 6 more
+    assert len(scanner.found) <= 10  # the entries kept are one container's, at most
+
+
+def test_magic_numbers_that_start_no_container_are_bounded(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gpuenv.recipes.fatbin as fatbin
+
+    monkeypatch.setattr(fatbin, "MAX_FALSE_MAGICS", 100)
+    flood = struct.pack("<I", MAGIC) * 1000
+    with pytest.raises(FatbinError, match="more than 100 fatbin magic numbers"):
+        scan(flood)
+    assert scan(struct.pack("<I", MAGIC) * 50).containers == 0  # a few are nothing

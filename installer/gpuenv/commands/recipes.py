@@ -9,6 +9,7 @@ import click
 
 from gpuenv.commands.json_output import emit_result, json_option
 from gpuenv.index.redact import redact_text
+from gpuenv.output import shown
 from gpuenv.recipes import load_knowledge_base
 from gpuenv.recipes.check import check
 
@@ -59,7 +60,7 @@ def check_command(
             findings += artifact_findings(kb, index, project_files, file_sha256s)
     if not as_json:
         for finding in findings:
-            click.echo(redact_text(str(finding)))  # a finding may quote the index's URL
+            click.echo(shown(redact_text(str(finding))))  # it may quote the index's URL
     errors = [f for f in findings if f.level == "error" or strict]
     counts = {
         "frameworks": len(kb.frameworks),
@@ -173,10 +174,13 @@ def verify_command(
         if as_json:
             return
         t = reading.target
-        click.echo(f"{reading.wheel} (sha256 {reading.sha256}; row {t.framework} {t.release})")
+        # the wheel's name is the index's, the members' the wheel's: shown escaped
+        click.echo(
+            shown(f"{reading.wheel} (sha256 {reading.sha256}; row {t.framework} {t.release})")
+        )
         for lib in reading.libraries:
             click.echo(
-                f"  {lib.member}: sass {', '.join(lib.sass) or '-'};"
+                f"  {shown(lib.member)}: sass {', '.join(lib.sass) or '-'};"
                 f" ptx {', '.join(lib.ptx) or '-'} ({lib.containers} fatbins"
                 f"{'; a bundled NVIDIA library, not counted' if lib.vendored else ''})"
             )
@@ -205,7 +209,7 @@ def verify_command(
         )
     else:
         for finding in findings:
-            click.echo(redact_text(str(finding)))  # a finding may quote --index's URL
+            click.echo(shown(redact_text(str(finding))))  # it may quote --index's URL
         click.echo(
             f"{len(readings)} wheels read, {len(errors)} errors, {len(findings) - len(errors)} warnings"
         )

@@ -58,6 +58,14 @@ class SearchDir:
 
 
 @dataclass(frozen=True)
+class ConfProblem:
+    """A loader configuration file doctor could read only in part, and why."""
+
+    path: str
+    reason: str
+
+
+@dataclass(frozen=True)
 class Library:
     """A CUDA library file the loader would find under its soname."""
 
@@ -90,16 +98,21 @@ def library_path_dirs(environ: Mapping[str, str]) -> list[SearchDir]:
     return [SearchDir(p, LD_LIBRARY_PATH) for p in re.split(r"[:;]", value) if p]
 
 
-def conf_dirs(root: Path, conf: str = "/etc/ld.so.conf") -> list[SearchDir]:
+def conf_dirs(
+    root: Path, conf: str = "/etc/ld.so.conf", problems: Optional[list[ConfProblem]] = None
+) -> list[SearchDir]:
     """The folders ld.so.conf names, following `include` lines (globs, relative to the file's
-    folder when not absolute), each with the configuration file that names it."""
+    folder when not absolute), each with the configuration file that names it. A line that no
+    path can hold (a NUL byte) is skipped, and the file goes to `problems` when given."""
     out: list[SearchDir] = []
     seen: set[str] = set()
-    _read_conf(root, conf, out, seen)
+    _read_conf(root, conf, out, seen, problems if problems is not None else [])
     return out
 
 
-def _read_conf(root: Path, conf: str, out: list[SearchDir], seen: set[str]) -> None:
+def _read_conf(
+    root: Path, conf: str, out: list[SearchDir], seen: set[str], problems: list[ConfProblem]
+) -> None:
     if conf in seen or len(seen) >= _MAX_INCLUDES:
         return
     seen.add(conf)
@@ -107,9 +120,13 @@ def _read_conf(root: Path, conf: str, out: list[SearchDir], seen: set[str]) -> N
         text = read_bounded(_under(root, conf), _MAX_CONF, "loader configuration")
     except UnsafePathError:
         return  # no such file, a folder, unreadable: the loader skips it too
+    broken = 0
     for raw in text.decode("utf-8", "replace").splitlines():
         line = raw.split("#", 1)[0].strip()
         if not line:
+            continue
+        if "\x00" in line:  # ldconfig reads such a line only up to the NUL; doctor skips it
+            broken += 1
             continue
         if line.startswith("include") and line[7:8].isspace():
             for pattern in line[8:].split():
@@ -117,13 +134,17 @@ def _read_conf(root: Path, conf: str, out: list[SearchDir], seen: set[str]) -> N
                     pattern = os.path.join(os.path.dirname(conf), pattern)
                 base = str(root).rstrip("/")
                 for match in sorted(glob.glob(str(_under(root, pattern)))):
-                    _read_conf(root, match[len(base) :] or "/", out, seen)
+                    _read_conf(root, match[len(base) :] or "/", out, seen, problems)
         elif line.startswith("hwcap"):
             continue  # an old glibc feature: not a folder
         else:
             for folder in re.split(r"[\s:,=]+", line):  # old syntax allows dir=TYPE, commas
                 if folder.startswith("/"):
                     out.append(SearchDir(str(_under(root, folder)), str(_under(root, conf))))
+    if broken:
+        problems.append(
+            ConfProblem(str(_under(root, conf)), f"a NUL byte in {broken} of its lines")
+        )
 
 
 def _under(root: Path, path: str) -> Path:
@@ -136,14 +157,19 @@ def is_under(path: str, folders: Iterable[str]) -> bool:
     return any(real == f or real.startswith(f.rstrip("/") + "/") for f in folders)
 
 
-def search_order(environ: Mapping[str, str], root: Path = Path("/")) -> list[SearchDir]:
+def search_order(
+    environ: Mapping[str, str],
+    root: Path = Path("/"),
+    problems: Optional[list[ConfProblem]] = None,
+) -> list[SearchDir]:
     """The machine's part of the loader's search: LD_LIBRARY_PATH, the cache's folders, the
-    defaults; a folder named twice keeps its first place."""
+    defaults; a folder named twice keeps its first place. Configuration files read only in
+    part go to `problems` when given."""
     out: list[SearchDir] = []
     seen: set[str] = set()
     for entry in [
         *library_path_dirs(environ),
-        *conf_dirs(root),
+        *conf_dirs(root, problems=problems),
         *(SearchDir(str(_under(root, d)), DEFAULT) for d in DEFAULT_DIRS),
     ]:
         key = os.path.realpath(entry.path)  # a link to a folder named already adds nothing

@@ -20,6 +20,7 @@ from typing import Optional
 from gpuenv.doctor.findings import MACHINE, PROBLEM, WARN, Finding
 from gpuenv.doctor.loader import (
     LD_LIBRARY_PATH,
+    ConfProblem,
     Library,
     SearchDir,
     is_under,
@@ -38,8 +39,10 @@ def machine_shadowing(
 ) -> list[Finding]:
     """One warning per folder the loader searches that holds CUDA libraries outside the store."""
     skip = [os.path.realpath(store)] if store is not None else []
-    found = []
-    for entry in search_order(environ, root):
+    problems: list[ConfProblem] = []
+    order = search_order(environ, root, problems)
+    found = [_conf_finding(problem) for problem in problems]
+    for entry in order:
         if is_under(entry.path, skip):
             continue
         libs = [_with_package_version(lib) for lib in libraries_in(Path(entry.path), entry.origin)]
@@ -58,6 +61,22 @@ def machine_shadowing(
         )
     found += toolkit_variables(environ)
     return found
+
+
+def _conf_finding(problem: ConfProblem) -> Finding:
+    from gpuenv.output import shown
+
+    return Finding(
+        WARN,
+        "loader-configuration-unreadable",
+        shown(f"{problem.path} has {problem.reason}: no folder name can hold one"),
+        (
+            "ldconfig reads such a line only up to the NUL byte, so the folder it caches is"
+            " not the one written; doctor skipped those lines and read the rest",
+        ),
+        (shown(f"rewrite {problem.path} without NUL bytes, then run `sudo ldconfig`"),),
+        MACHINE,
+    )
 
 
 def toolkit_variables(environ: Mapping[str, str]) -> list[Finding]:

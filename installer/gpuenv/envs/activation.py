@@ -168,9 +168,14 @@ def shell_hook(env_dir: Path, backend: str, shell: str, platform: str) -> str:
         raise ActivationError(
             f"conda prefixes cannot be activated in {shell}; use `gpuenv run` instead"
         )
-    result = activate(
-        Path(env_dir), ActivationVariables(None, None), kinds[shell], Subdir(platform)
-    )
+    try:
+        subdir = Subdir(platform)
+    except Exception:  # rattler's ParseSubdirError: metadata gpuenv did not write
+        shown = repr(platform) if len(platform) <= 40 else repr(platform[:40]) + "..."
+        raise ActivationError(
+            f"cannot activate {env_dir}: its platform {shown} is not a conda platform"
+        ) from None
+    result = activate(Path(env_dir), ActivationVariables(None, None), kinds[shell], subdir)
     return str(result.script)
 
 

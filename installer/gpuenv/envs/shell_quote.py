@@ -13,6 +13,9 @@ import unicodedata
 
 # Words made only of these need no quotes in any shell here (what shlex.quote leaves bare).
 _PLAIN = re.compile(r"[A-Za-z0-9_@%+=:,./-]+")
+# cmd.exe splits words at `,`, `;` and `=` as well as at spaces and tabs (outside double quotes),
+# reads a leading `@` as "do not echo" and a leading `:` as a label: its bare words are fewer.
+_CMD_PLAIN = re.compile(r"[A-Za-z0-9_+./-]+")
 # PowerShell treats the typographic single quotes as quotes too, so they are doubled as well.
 _PS_SINGLE_QUOTES = "'\u2018\u2019\u201a\u201b"
 # cmd.exe expands %VAR% (and !VAR! under delayed expansion) even inside double quotes, and a
@@ -42,7 +45,7 @@ def quote(text: str, shell: str) -> str:
         bad = sorted({c for c in text if c in _CMD_UNQUOTABLE})
         if bad:
             raise UnquotableError(f"{text!r} holds {' '.join(bad)}, which cmd.exe cannot quote")
-        return text if _PLAIN.fullmatch(text) else f'"{text}"'
+        return text if _CMD_PLAIN.fullmatch(text) else f'"{text}"'
     if _PLAIN.fullmatch(text):
         return text
     if shell == "fish":

@@ -190,6 +190,13 @@ def metadata_problem(data: Any) -> Optional[str]:
     sha = data.get("lockfile_sha256")
     if sha is not None and not is_sha256(sha):
         return f"{METADATA}: 'lockfile_sha256' is not a sha256"
+    platform = data.get("platform")
+    if platform is not None:
+        from gpuenv.recipes.model import PLATFORMS  # the platforms gpuenv makes environments for
+
+        if platform not in PLATFORMS:
+            shown = repr(platform) if len(platform) <= 40 else repr(platform[:40]) + "..."
+            return f"{METADATA}: 'platform' is {shown}, not one of {', '.join(PLATFORMS)}"
     return None
 
 

@@ -12,6 +12,7 @@ import os
 import re
 import stat
 from pathlib import Path
+from typing import BinaryIO
 
 from gpuenv.errors import USAGE_EXIT, GpuenvError
 
@@ -79,6 +80,27 @@ def is_sha256(value: object) -> bool:
 
 def is_md5(value: object) -> bool:
     return isinstance(value, str) and _MD5.fullmatch(value) is not None
+
+
+def open_regular(path: Path, what: str) -> BinaryIO:
+    """`path` open for reading when it is a regular file (links followed); a pipe, a device, a
+    socket or a folder is refused without blocking on it: the open does not wait for a FIFO's
+    writer (O_NONBLOCK), and the kind is checked on what was opened (fstat), not on the name."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    try:
+        fd = os.open(path, flags)
+    except IsADirectoryError:
+        raise UnsafePathError(f"{what} {path} is a folder, not a regular file") from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise UnsafePathError(f"cannot read {what} {path}: {reason}") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise UnsafePathError(f"{what} {path} is {_kind(mode)}, not a regular file")
+        return os.fdopen(os.dup(fd), "rb")
+    finally:
+        os.close(fd)
 
 
 def read_bounded(path: Path, limit: int, what: str, *, follow_links: bool = True) -> bytes:

@@ -65,8 +65,8 @@ def project_listing(
     return _links(response.text, url)
 
 
-def _json_files(response: Page, url: str) -> dict[str, tuple[str, Optional[str]]]:
-    """PEP 691's file list; entries that are not {filename, url} strings are skipped."""
+def _json_entries(response: Page, url: str) -> list[dict[str, Any]]:
+    """PEP 691's `files`: the entries that are objects (anything else on the page is skipped)."""
     try:
         data = response.json()
     except RecursionError:  # nesting deeper than any index writes
@@ -74,13 +74,43 @@ def _json_files(response: Page, url: str) -> dict[str, tuple[str, Optional[str]]
             f"{url}: the index's JSON is nested too deeply to be a PEP 691 page"
         ) from None
     files = data.get("files", []) if isinstance(data, dict) else []
-    return {
-        f["filename"]: (urljoin(url, f["url"]), _json_sha256(f))
-        for f in (files if isinstance(files, list) else [])
-        if isinstance(f, dict)
-        and isinstance(f.get("filename"), str)
-        and isinstance(f.get("url"), str)
-    }
+    return [f for f in (files if isinstance(files, list) else []) if isinstance(f, dict)]
+
+
+def _json_files(response: Page, url: str) -> dict[str, tuple[str, Optional[str]]]:
+    """PEP 691's file list; entries that are not {filename, url} strings are skipped."""
+    return _followed(
+        {
+            f["filename"]: (urljoin(url, f["url"]), _json_sha256(f))
+            for f in _json_entries(response, url)
+            if isinstance(f.get("filename"), str) and isinstance(f.get("url"), str)
+        },
+        url,
+    )
+
+
+def followable(page_url: str, url: str) -> bool:
+    """Whether a link on a page at `page_url` may be followed: from an http(s) page only to
+    http(s), so an index on the network never makes gpuenv read a local file (file://)."""
+    page = urlsplit(page_url).scheme.lower()
+    return page not in ("http", "https") or urlsplit(url).scheme.lower() in ("http", "https")
+
+
+def _followed(
+    files: dict[str, tuple[str, Optional[str]]], page: str
+) -> dict[str, tuple[str, Optional[str]]]:
+    """The links a page at `page` may lead to (`followable`)."""
+    kept = {name: link for name, link in files.items() if followable(page, link[0])}
+    if len(kept) < len(files):
+        from gpuenv.index.redact import redact_url
+        from gpuenv.output import debug, shown
+
+        dropped = sorted(set(files) - set(kept))
+        debug(
+            f"{redact_url(page)} links {len(dropped)} files to other than http(s), not followed:"
+            f" {shown(', '.join(dropped[:5]))}"
+        )
+    return kept
 
 
 def _json_sha256(entry: dict[str, Any]) -> Optional[str]:
@@ -136,7 +166,7 @@ def file_sha256s(index_url: str, project: str, timeout: float = 30.0) -> dict[st
         raise ValueError(f"{project!r} is not a project name")
     if index_url.startswith("file://"):
         page = Path(unquote(urlsplit(index_url).path)) / name / "index.html"
-        text = page.read_text(encoding="utf-8") if page.is_file() else ""
+        text = _read_local_page(page) if page.is_file() else ""
         return {unquote(h.rsplit("/", 1)[-1]): d.lower() for h, d in _SHA256.findall(text)}
     url = f"{index_url.rstrip('/')}/{name}/"
     response = _get(url, {"Accept": JSON_ACCEPT}, timeout)
@@ -145,10 +175,10 @@ def file_sha256s(index_url: str, project: str, timeout: float = 30.0) -> dict[st
     response.raise_for_status()
     if "json" in response.headers.get("Content-Type", ""):
         out = {}
-        for f in response.json().get("files", []):
-            digest = (f.get("hashes") or {}).get("sha256")
-            if isinstance(digest, str) and re.fullmatch(r"[0-9a-f]{64}", digest):
-                out[str(f["filename"])] = digest
+        for f in _json_entries(response, url):
+            digest = _json_sha256(f)
+            if isinstance(f.get("filename"), str) and digest is not None:
+                out[f["filename"]] = digest
         return out
     return {unquote(h.rsplit("/", 1)[-1]): d.lower() for h, d in _SHA256.findall(response.text)}
 
@@ -174,37 +204,35 @@ def _get(url: str, headers: dict[str, str], timeout: float) -> Any:
 
 
 def _bounded_get(url: str, headers: dict[str, str], timeout: float) -> Page:
-    """One GET whose body is read within TOTAL_TIMEOUT_S and MAX_PAGE_BYTES (counted after
-    decompression, so a gzip bomb is cut off too): each read returns what has arrived (read1),
-    and the clock is checked between reads."""
+    """One GET whose whole answer (status line and headers included) arrives within
+    TOTAL_TIMEOUT_S and whose body stays within MAX_PAGE_BYTES (counted after decompression, so
+    a gzip bomb is cut off too): gpuenv.index.bounded_http."""
     import requests
 
+    from gpuenv.index import bounded_http
+
     deadline = time.monotonic() + TOTAL_TIMEOUT_S
-    read_timeout = min(timeout, TOTAL_TIMEOUT_S)
-    with requests.get(url, headers=headers, timeout=(timeout, read_timeout), stream=True) as got:
-        declared = got.headers.get("Content-Length", "")
-        if declared.isdigit() and int(declared) > MAX_PAGE_BYTES:
-            raise PageTooLarge(_too_large(url))
-        raw = got.raw
-        read = getattr(raw, "read1", None) or raw.read  # urllib3 1.x has no read1
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            if time.monotonic() > deadline:
-                raise requests.Timeout(
-                    f"{url}: the page did not arrive whole within {TOTAL_TIMEOUT_S:.0f}s"
-                )
-            try:
-                chunk = read(1 << 16, decode_content=True)
-            except Exception as exc:  # urllib3's read errors: as requests would name them
-                raise requests.ConnectionError(f"{url}: {exc}") from exc
-            if not chunk:
-                break
-            size += len(chunk)
-            if size > MAX_PAGE_BYTES:
+    try:
+        with bounded_http.get(
+            url, headers, deadline=deadline, timeout=min(timeout, TOTAL_TIMEOUT_S)
+        ) as got:
+            declared = got.headers.get("Content-Length", "")
+            if declared.isdigit() and int(declared) > MAX_PAGE_BYTES:
                 raise PageTooLarge(_too_large(url))
-            chunks.append(chunk)
-        return Page(url, got.status_code, got.headers, b"".join(chunks), got.encoding or "")
+            chunks: list[bytes] = []
+            size = 0
+            for chunk in got.chunks():
+                size += len(chunk)
+                if size > MAX_PAGE_BYTES:
+                    raise PageTooLarge(_too_large(url))
+                chunks.append(chunk)
+            return Page(url, got.status_code, got.headers, b"".join(chunks), got.encoding)
+    except bounded_http.TooSlow:
+        raise requests.Timeout(
+            f"{url}: the page did not arrive whole within {TOTAL_TIMEOUT_S:.0f}s"
+        ) from None
+    except bounded_http.BrokenBody as exc:  # as requests names a body cut short: retried
+        raise requests.ConnectionError(str(exc)) from exc
 
 
 def _too_large(url: str) -> str:
@@ -234,14 +262,25 @@ def _links(html: str, base: str) -> dict[str, tuple[str, Optional[str]]]:
             absolute,
             digest.lower() if _HEX64.fullmatch(digest) else None,
         )
-    return out
+    return _followed(out, base)
+
+
+def _read_local_page(page: Path) -> str:
+    """A local index's page: a regular file of at most MAX_PAGE_BYTES, read without blocking
+    (a FIFO or a device put there is refused)."""
+    from gpuenv.fs.safe_paths import UnsafePathError, read_bounded
+
+    try:
+        return read_bounded(page, MAX_PAGE_BYTES, "index page").decode("utf-8", "replace")
+    except UnsafePathError as exc:  # as the network's unreadable pages: an OSError
+        raise OSError(str(exc)) from None
 
 
 def _local(index_url: str, name: str) -> dict[str, tuple[str, Optional[str]]]:
     root = Path(unquote(urlsplit(index_url).path))
     page = root / name / "index.html"
     if page.is_file():
-        return _links(page.read_text(encoding="utf-8"), page.as_uri())
+        return _links(_read_local_page(page), page.as_uri())
     folder = root / name
     if folder.is_dir():
         return {p.name: (p.as_uri(), None) for p in sorted(folder.iterdir())}

@@ -9,27 +9,35 @@ not shared libraries are never fetched.
 
 from __future__ import annotations
 
+import bisect
+import dataclasses
 import re
 import struct
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Optional
-from urllib.parse import unquote, urlsplit
 
 from gpuenv.index.remote_wheel import (
+    BoundExceeded,
+    Budget,
     Member,
     RangeReader,
     WheelReadError,
-    central_directory,
+    central_directory_at,
     members,
     read_range,
+    stream_range,
 )
-from gpuenv.recipes.fatbin import Archs, FatbinScanner, sorted_ccs
+from gpuenv.recipes.fatbin import Archs, FatbinScanner, Limits, sorted_ccs
 
 CHUNK = 1 << 20
 MAX_LIBRARY = 1 << 34  # 16 GiB inflated: above any real library; a bigger claim is refused
+# Shared libraries read per wheel: the readings so far (scripts/maint/data/fatbins.json) found at
+# most 7 with fatbins in one wheel, among at most a few hundred .so files in all (TensorFlow's
+# wheels are the richest in them; an estimate, not recorded). Each costs two range requests and a
+# stream, so tens of thousands of tiny ones would keep a run busy for hours.
+MAX_LIBRARIES = 2_000
 _LIBRARY = re.compile(r"\.(so(\.[0-9]+)*|pyd|dll)$")
 _LOCAL = b"PK\x03\x04"
 # NVIDIA's own libraries that some wheels bundle (torch 1.13 ships libcudnn, libcublas, ...):
@@ -104,52 +112,35 @@ def _checked_name(name: str, url: str) -> str:
 
 
 def libraries(url: str, reader: RangeReader = read_range) -> list[tuple[str, Member]]:
-    """The shared libraries (`.so`, `.so.N`, `.pyd`, `.dll`) among the wheel's members."""
-    out = []
-    for name, member in members(central_directory(url, reader)):
+    """The shared libraries (`.so`, `.so.N`, `.pyd`, `.dll`) among the wheel's members, each
+    with where its data must end (Member.end): members that share bytes (a zip bomb made of
+    overlapping members) are refused, and at most MAX_LIBRARIES are listed."""
+    directory_at, directory = central_directory_at(url, reader)
+    listed = list(members(directory))  # at most MAX_MEMBERS
+    starts = sorted(member.offset for _, member in listed)
+    if len(set(starts)) < len(starts):
+        raise WheelReadError("two members start at the same offset: the zip's members overlap")
+    out: list[tuple[str, Member]] = []
+    for name, member in listed:
         _checked_name(name, url)
-        if _LIBRARY.search(name) and not name.endswith("/"):
-            out.append((name, member))
+        if not _LIBRARY.search(name) or name.endswith("/"):
+            continue
+        if len(out) == MAX_LIBRARIES:
+            raise BoundExceeded(
+                f"more than {MAX_LIBRARIES} shared libraries: the bound on libraries read per"
+                " wheel was reached"
+            )
+        after = bisect.bisect_right(starts, member.offset)
+        end = starts[after] if after < len(starts) else directory_at
+        if member.offset >= directory_at:
+            raise WheelReadError(f"{name} starts inside the central directory: members overlap")
+        out.append((name, dataclasses.replace(member, end=end)))
     return out
 
 
-def _stream(url: str, start: int, length: int) -> Iterator[bytes]:
-    """`length` bytes from `start`, in chunks, without holding them all."""
-    if length <= 0:
-        return
-    parts = urlsplit(url)
-    if parts.scheme == "file":
-        with Path(unquote(parts.path)).open("rb") as fh:
-            fh.seek(start)
-            while length > 0:
-                data = fh.read(min(CHUNK, length))
-                if not data:
-                    return
-                length -= len(data)
-                yield data
-        return
-    if parts.scheme not in ("http", "https"):
-        raise WheelReadError(f"cannot read {url!r}: only file, http and https URLs")
-    import requests  # lazily: not on the CLI start-up path
-
-    headers = {"Range": f"bytes={start}-{start + length - 1}", "Accept-Encoding": "identity"}
-    with requests.get(url, headers=headers, timeout=60, stream=True) as response:
-        response.raise_for_status()
-        skip = start if response.status_code == 200 else 0  # the server ignored the range
-        for data in response.iter_content(CHUNK):
-            if skip:
-                cut = min(skip, len(data))
-                data, skip = data[cut:], skip - cut
-            if not data:
-                continue
-            data = data[:length]
-            length -= len(data)
-            yield data
-            if length <= 0:
-                return
-
-
-def _inflated(url: str, name: str, member: Member, reader: RangeReader) -> Iterator[bytes]:
+def _inflated(
+    url: str, name: str, member: Member, reader: RangeReader, budget: Budget
+) -> Iterator[bytes]:
     """The member's bytes, inflated chunk by chunk (memory bounded by CHUNK per step)."""
     if member.size > MAX_LIBRARY:
         raise WheelReadError(f"{url}: {name} declares {member.size} bytes, more than {MAX_LIBRARY}")
@@ -158,14 +149,22 @@ def _inflated(url: str, name: str, member: Member, reader: RangeReader) -> Itera
         raise WheelReadError(f"{url}: no local header for {name}")
     name_len, extra_len = struct.unpack("<HH", header[26:30])
     start = member.offset + 30 + name_len + extra_len
+    if member.end is not None and start + member.compressed > member.end:
+        raise WheelReadError(
+            f"{name}'s data runs into the next member's (offset {member.end}): the zip's"
+            " members overlap"
+        )
     total = 0
+    raw = stream_range(url, start, member.compressed, budget)
     if member.method == 0:
-        chunks: Iterator[bytes] = _stream(url, start, member.compressed)
+        chunks: Iterator[bytes] = raw
     elif member.method == 8:
-        chunks = _deflated(_stream(url, start, member.compressed))
+        chunks = _deflated(raw)
     else:
         raise WheelReadError(f"{url}: {name} uses zip method {member.method}")
     for data in chunks:
+        budget.check_time()
+        budget.inflate(len(data))
         total += len(data)
         if total > member.size:
             raise WheelReadError(f"{url}: {name} inflates beyond its declared {member.size} bytes")
@@ -189,11 +188,20 @@ def _deflated(raw: Iterator[bytes]) -> Iterator[bytes]:
 
 
 def library_archs(
-    url: str, name: str, member: Member, reader: RangeReader = read_range
+    url: str,
+    name: str,
+    member: Member,
+    reader: RangeReader = read_range,
+    budget: Optional[Budget] = None,
+    limits: Optional[Limits] = None,
 ) -> LibraryArchs:
-    """Stream one library out of the wheel and read its fatbin headers."""
-    scanner = FatbinScanner(f"{url.rsplit('/', 1)[-1]}:{name}")
-    for data in _inflated(url, name, member, reader):
+    """Stream one library out of the wheel and read its fatbin headers, within the wheel's
+    `budget` (time, bytes) and fatbin `limits`."""
+    budget = budget or Budget.per_wheel()
+    if reader is read_range:
+        reader = budget.reader()
+    scanner = FatbinScanner(f"{url.rsplit('/', 1)[-1]}:{name}", limits)
+    for data in _inflated(url, name, member, reader, budget):
         scanner.feed(data)
     found: Archs = scanner.close()
     return LibraryArchs(
@@ -210,15 +218,24 @@ def library_archs(
 
 
 def wheel_archs(
-    url: str, reader: RangeReader = read_range, only: Optional[set[str]] = None
+    url: str,
+    reader: RangeReader = read_range,
+    only: Optional[set[str]] = None,
+    budget: Optional[Budget] = None,
 ) -> list[LibraryArchs]:
     """Every shared library of the wheel at `url` (or those named in `only`) that holds at
-    least one fatbin container, with its architectures."""
+    least one fatbin container, with its architectures. The whole wheel is read within one
+    `budget` (remote_wheel.Budget.per_wheel unless given) and one set of fatbin limits; a
+    bound reached raises BoundExceeded (or FatbinBoundExceeded) naming it."""
+    budget = budget or Budget.per_wheel()
+    if reader is read_range:
+        reader = budget.reader()
+    limits = Limits()
     out = []
     for name, member in libraries(url, reader):
         if only is not None and name not in only:
             continue
-        found = library_archs(url, name, member, reader)
+        found = library_archs(url, name, member, reader, budget, limits)
         if found.containers:
             out.append(found)
     return out

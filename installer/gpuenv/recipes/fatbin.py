@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import struct
 from dataclasses import dataclass, field
+from typing import Optional
 
 from gpuenv.errors import FAILURE_EXIT, GpuenvError
 
@@ -27,6 +28,17 @@ _HEADER = 16
 _ENTRY_MIN = 64  # an entry header's fixed part; PTX entries carry 16 bytes more (options)
 _ENTRY_MAX = 64 * 1024  # nvcc writes 64 or 80; anything near this is not a fatbin
 MAX_CONTAINER = 1 << 34  # 16 GiB: larger than any library; a bigger claim is hostile
+# Containers and entries looked at per wheel: TensorFlow 2.12.1's, the most of any wheel read so
+# far (scripts/maint/data/fatbins.json), are 2,515 containers and about 14,000 entries. Each costs
+# Python-level work: millions of empty entries would take minutes and, counted, gigabytes.
+MAX_RECORDS = 200_000
+# Magic numbers that turn out to start no container, per wheel: four given bytes turn up about
+# once in 4 GB of compressed data, a few times in host code that checks them. A flood of them
+# (a library of nothing else) would cost a Python step every four bytes.
+MAX_FALSE_MAGICS = 10_000
+# Distinct (kind, architecture) pairs per wheel: real libraries carry at most a dozen, and all
+# CUDA architectures so far are about 25 of each kind.
+MAX_ARCHITECTURES = 128
 KINDS = {1: "ptx", 2: "sass"}
 _COMPRESSED = 0x2000 | 0x8000
 
@@ -35,6 +47,43 @@ class FatbinError(GpuenvError, ValueError):
     """A fatbin container is malformed or cut short."""
 
     exit_code = FAILURE_EXIT
+
+
+class FatbinBoundExceeded(FatbinError):
+    """Scanning went past one of its bounds (MAX_RECORDS, MAX_FALSE_MAGICS, MAX_ARCHITECTURES)."""
+
+
+@dataclass
+class Limits:
+    """What the scanners of one wheel's libraries may still look at, shared between them."""
+
+    records: int = field(default_factory=lambda: MAX_RECORDS)
+    false_magics: int = field(default_factory=lambda: MAX_FALSE_MAGICS)
+    architectures: set[tuple[str, int]] = field(default_factory=set)
+
+    def record(self, where: str) -> None:
+        self.records -= 1
+        if self.records < 0:
+            raise FatbinBoundExceeded(
+                f"{where}: more than {MAX_RECORDS} fatbin containers and entries: the bound on"
+                " fatbin entries per wheel was reached"
+            )
+
+    def false_magic(self, where: str) -> None:
+        self.false_magics -= 1
+        if self.false_magics < 0:
+            raise FatbinBoundExceeded(
+                f"{where}: more than {MAX_FALSE_MAGICS} fatbin magic numbers that start no"
+                " container: the bound on false fatbin magics per wheel was reached"
+            )
+
+    def architecture(self, key: tuple[str, int], where: str) -> None:
+        self.architectures.add(key)
+        if len(self.architectures) > MAX_ARCHITECTURES:
+            raise FatbinBoundExceeded(
+                f"{where}: more than {MAX_ARCHITECTURES} distinct fatbin architectures: the"
+                " bound on fatbin architectures per wheel was reached"
+            )
 
 
 @dataclass(frozen=True)
@@ -97,16 +146,16 @@ class FatbinScanner:
     must also be those nvcc writes. Once they are, the container's sizes must hold up.
     """
 
-    def __init__(self, where: str = "library") -> None:
+    def __init__(self, where: str = "library", limits: Optional[Limits] = None) -> None:
         self.where = where
         self.archs = Archs()
-        self.found: list[FatbinEntry] = []
+        self.limits = limits if limits is not None else Limits()
+        self.found: list[FatbinEntry] = []  # the current container's entries (memory: one's)
         self._buf = bytearray()
         self._pos = 0  # offset of _buf[0] in the stream
         self._skip = 0  # payload bytes still to pass over
         self._end = -1  # end of the current container, or -1 while searching
         self._start = 0  # where the current container began
-        self._first = 0  # index in `found` of its first entry
 
     def feed(self, chunk: bytes) -> None:
         self._buf += chunk
@@ -136,7 +185,8 @@ class FatbinScanner:
         if self._end < 0:
             return self._search()
         if self._pos >= self._end:
-            self.archs.end_container(self.found[self._first :])
+            self.archs.end_container(self.found)
+            self.found = []
             self._end = -1
             return True
         return self._entry()
@@ -156,6 +206,7 @@ class FatbinScanner:
             or header != _HEADER
             or (size and (kind == 0 or kind > 0xFF or not _ENTRY_MIN <= entry_header <= _ENTRY_MAX))
         ):
+            self.limits.false_magic(self.where)
             self._drop(1)  # not a container: keep looking after this byte
             return True
         if size > MAX_CONTAINER:
@@ -163,8 +214,9 @@ class FatbinScanner:
                 f"{self.where}: the fatbin container at offset {self._pos} declares {size}"
                 f" bytes, more than {MAX_CONTAINER}"
             )
+        self.limits.record(self.where)
         self._start = self._pos
-        self._first = len(self.found)
+        self.found = []
         self._end = self._pos + _HEADER + size
         self._drop(_HEADER)
         return True
@@ -187,12 +239,14 @@ class FatbinScanner:
                 f" payload {size} bytes) runs past the end of its container (offset"
                 f" {self._end})"
             )
+        self.limits.record(self.where)
         entry = FatbinEntry(
             kind=KINDS.get(kind, f"kind-{kind}"),
             arch=arch,
             compressed=bool(flags & _COMPRESSED),
             offset=self._pos,
         )
+        self.limits.architecture((entry.kind, arch), self.where)
         self.found.append(entry)
         self.archs.add(entry)
         self._skip = header + size

@@ -10,22 +10,36 @@ authority: a row that differs is wrong (ARCHITECTURE.md, "measured beats declare
 from __future__ import annotations
 
 import hashlib
+import os
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Optional
-from urllib.parse import unquote, urlsplit
+from urllib.parse import urlsplit
 
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import InvalidVersion, Version
 
-from gpuenv.index.remote_wheel import WheelReadError
+from gpuenv.index.remote_wheel import (
+    CHUNK,
+    BoundExceeded,
+    Budget,
+    WheelReadError,
+    open_local,
+)
+from gpuenv.index.simple import followable
 from gpuenv.index.wheel_platforms import platform_of
+from gpuenv.output import shown
 from gpuenv.recipes.artifacts import LibraryArchs, build_lists, union, wheel_archs
 from gpuenv.recipes.check import Finding
 from gpuenv.recipes.fatbin import FatbinError, sorted_ccs
 from gpuenv.recipes.kb import KnowledgeBase
 from gpuenv.recipes.model import ArchSet, Build, Release
+
+# A whole run: linux-64 has about 285 build rows, whose wheels' libraries are some 200 GB, one to
+# two hours on a 50 MB/s link. Eight hours lets a slow link finish and still ends a run against
+# an index that drips every wheel (285 x WHEEL_SECONDS would be six days) within a working day.
+RUN_SECONDS = 8 * 3600.0
 
 
 @dataclass(frozen=True)
@@ -173,19 +187,54 @@ def pick_wheel(files: Iterable[str], version: str, platform: str) -> Optional[st
     return best[1] if best else None
 
 
-def _sha256_of_local(url: str) -> Optional[str]:
-    parts = urlsplit(url)
-    if parts.scheme != "file":
+def _sha256_of_local(url: str, budget: Budget) -> Optional[str]:
+    """The sha256 of a file:// wheel (a local index publishes none), read within the wheel's
+    time; a FIFO or a device is refused unread (remote_wheel.open_local), and so is a file
+    larger than any wheel verify reads (the budget's bytes)."""
+    if urlsplit(url).scheme != "file":
         return None
     digest = hashlib.sha256()
-    with Path(unquote(parts.path)).open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
+    with open_local(url) as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > budget.max_fetched:
+            raise BoundExceeded(
+                f"{size} bytes: more than the bound on bytes fetched per wheel"
+                f" ({budget.max_fetched >> 20} MiB)"
+            )
+        while True:
+            budget.check_time()
+            block = fh.read(CHUNK)
+            if not block:
+                return digest.hexdigest()
             digest.update(block)
-    return digest.hexdigest()
 
 
 FilesGetter = Callable[[str, str], dict[str, str]]
 HashesGetter = Callable[[str, str], dict[str, str]]
+
+
+def choose(target: Target, default_index: str, files: FilesGetter) -> Optional[tuple[str, str]]:
+    """The wheel of the target to read and its URL; None when the index has none."""
+    listed = files(target.index or default_index, target.project)
+    wheel = pick_wheel(listed, target.version, target.platform)
+    return (wheel, listed[wheel]) if wheel is not None else None
+
+
+def read_wheel(
+    target: Target,
+    wheel: str,
+    url: str,
+    index: str,
+    hashes: HashesGetter,
+    budget: Optional[Budget] = None,
+) -> Reading:
+    """Read one chosen wheel within `budget` (remote_wheel.Budget.per_wheel unless given)."""
+    budget = budget or Budget.per_wheel()
+    if not followable(index, url):
+        raise WheelReadError(f"the index links it to {url}, not to http(s): not followed")
+    sha = hashes(index, target.project).get(wheel) or _sha256_of_local(url, budget)
+    libraries = wheel_archs(url, budget=budget)
+    return Reading(target=target, wheel=wheel, sha256=sha, libraries=libraries)
 
 
 def measure(
@@ -193,29 +242,30 @@ def measure(
     default_index: str,
     files: FilesGetter,
     hashes: HashesGetter,
+    budget: Optional[Budget] = None,
 ) -> Optional[Reading]:
     """Read the target's wheel; None when the index has no wheel for it."""
-    index = target.index or default_index
-    listed = files(index, target.project)
-    wheel = pick_wheel(listed, target.version, target.platform)
-    if wheel is None:
+    chosen = choose(target, default_index, files)
+    if chosen is None:
         return None
-    url = listed[wheel]
-    sha = hashes(index, target.project).get(wheel) or _sha256_of_local(url)
-    return Reading(target=target, wheel=wheel, sha256=sha, libraries=wheel_archs(url))
+    index = target.index or default_index
+    return read_wheel(target, chosen[0], chosen[1], index, hashes, budget)
 
 
 def reading_findings(file: str, reading: Reading) -> list[Finding]:
-    """A reading as `recipes check` findings: a row the binary contradicts is an error."""
+    """A reading as `recipes check` findings: a row the binary contradicts is an error. Names
+    from the index and the wheel are shown escaped (gpuenv.output.shown)."""
     t = reading.target
     where = f"{file} {t.release} {t.project} {t.platform} archs={t.archs.name if t.archs else None}"
     differences = reading.differences()
     if not reading.libraries:
-        return [Finding("warning", where, f"{reading.wheel} has no fatbin in any shared library")]
+        return [
+            Finding("warning", where, shown(f"{reading.wheel} has no fatbin in any shared library"))
+        ]
     if not differences:
         return []
     return [
-        Finding("error", where, f"{reading.wheel} (sha256 {reading.sha256}): {d}")
+        Finding("error", where, shown(f"{reading.wheel} (sha256 {reading.sha256}): {d}"))
         for d in differences
     ]
 
@@ -230,25 +280,44 @@ def artifact_findings(
     platform: str = "linux-64",
     on_reading: Optional[Callable[[Reading], None]] = None,
 ) -> list[Finding]:
-    """Measure every target; an index or wheel that cannot be read is a warning naming it
-    (nothing was compared), a contradicted row an error."""
+    """Measure every target; an index that cannot be read is a warning naming it (nothing was
+    compared), a wheel that cannot be read or that reaches a bound (remote_wheel.Budget, the
+    member and fatbin limits) an error naming the wheel and what went wrong, a contradicted row
+    an error. The run itself has RUN_SECONDS: what is left when they run out is one error."""
     out: list[Finding] = []
-    for target in targets(kb, framework, release, platform):
+    deadline = time.monotonic() + RUN_SECONDS
+    run_bound = f"the bound on time per run ({RUN_SECONDS:g} s)"
+    todo = targets(kb, framework, release, platform)
+    for i, target in enumerate(todo):
         file = kb.frameworks[target.framework].file
         where = f"{file} {target.release} {target.project} {target.platform}"
-        try:
-            reading = measure(target, default_index, files, hashes)
-        except (WheelReadError, FatbinError) as exc:
-            out.append(Finding("error", where, f"unreadable wheel: {exc}"))
-            continue
-        except (OSError, ValueError) as exc:  # requests' errors are OSErrors: not reachable
-            index = target.index or default_index
+        if time.monotonic() >= deadline:
+            left = len(todo) - i
             out.append(
-                Finding("warning", where, f"could not read {target.project} from {index}: {exc}")
+                Finding("error", where, f"{run_bound} ran out: {left} build rows not measured")
+            )
+            break
+        index = target.index or default_index
+        try:
+            chosen = choose(target, default_index, files)
+            if chosen is None:
+                continue  # no wheel of this build on that index: `check --online` reports that
+            wheel, url = chosen
+            try:
+                budget = Budget.per_wheel(until=deadline, until_bound=run_bound)
+                reading = read_wheel(target, wheel, url, index, hashes, budget)
+            except (WheelReadError, FatbinError) as exc:
+                out.append(Finding("error", where, shown(f"{wheel}: {exc}")))
+                continue
+        except (OSError, ValueError) as exc:  # requests' errors are OSErrors: not reachable
+            out.append(
+                Finding(
+                    "warning",
+                    where,
+                    shown(f"could not read {target.project} from {index}: {exc}"),
+                )
             )
             continue
-        if reading is None:
-            continue  # no wheel of this build on that index: `check --online` reports that
         if on_reading:
             on_reading(reading)
         out += reading_findings(file, reading)
