@@ -1,12 +1,14 @@
 """Mutation testing of gpuenv's safety and resolution core, area by area, in bounded time.
 
     python scripts/maint/mutation.py                    every area, the default budget each
-    python scripts/maint/mutation.py fs resolve         those areas
+    python scripts/maint/mutation.py fs resolve-rules   those areas
     python scripts/maint/mutation.py --quick            a small sample of one area (< 60 s, CI)
     python scripts/maint/mutation.py fs --budget 900 --report-dir benchmarks/mutation
 
 Each area names the modules it mutates and the tests that guard them (its own subset: a
-mutant of resolve/ is not run against the install tests). cosmic-ray (the `test` extra) makes
+mutant of resolve/ is not run against the install tests). Together the areas mutate every
+module of fs/, envs/, lock/, index/, resolve/ and doctor/, each in one area: a module added
+or moved there without an area fails tests/house/test_mutation_areas.py. cosmic-ray (the `test` extra) makes
 the mutants; each runs its area's tests with `pytest -x` in a copy of the working tree (the
 checkout is never touched, so a killed run leaves nothing mutated). The run is serial (one
 pytest at a time: this machine's 2 cores are shared); an area stops at its time budget and the
@@ -24,8 +26,10 @@ from __future__ import annotations
 import argparse
 import contextlib
 import datetime as dt
+import json
 import os
 import random
+import shlex
 import shutil
 import subprocess
 import sys
@@ -45,51 +49,236 @@ class Area:
     budget_s: int = 600
 
 
+def _in(folder: str, *names: str) -> tuple[str, ...]:
+    return tuple(f"{PKG}/{folder}/{name}.py" for name in names)
+
+
+# The folders whose every module some area mutates (tests/house/test_mutation_areas.py holds
+# AREAS to it: each module of these, as they are laid out now, in exactly one area).
+COVERED = ("fs", "envs", "lock", "index", "resolve", "doctor")
+
 AREAS: dict[str, Area] = {
     "fs": Area(
-        (f"{PKG}/fs/safe_paths.py", f"{PKG}/fs/atomic_write.py"),
+        _in(
+            "fs", "__init__", "safe_paths", "atomic_write", "private_read", "strict_json", "workdir"
+        ),
         (
             "tests/hostile/test_safe_paths_edges.py",
             "tests/hostile/test_write_races.py",
             "tests/hostile/test_outputs.py",
             "tests/hostile/test_paths.py",
+            "tests/hostile/test_planted_links.py",
+            "tests/hostile/test_deep_nesting.py",
+            "tests/hostile/test_machine_inputs.py",
+            "tests/envs/test_workdir_clean.py",
+            "tests/lock/test_planted_config.py",
+            "tests/test_cache.py",
         ),
     ),
     "lock-readers": Area(
-        (f"{PKG}/lock/conda_lock/read.py", f"{PKG}/lock/pylock/read.py"),
+        (
+            *_in("lock/conda_lock", "__init__", "read"),
+            *_in("lock/pylock", "__init__", "read"),
+            *_in("lock", "validate", "plan_fields", "load", "model", "names", "errors"),
+        ),
         (
             "tests/hostile/test_lockfile_reading.py",
             "tests/hostile/test_fuzz_lockfile.py",
+            "tests/hostile/test_plan_file.py",
+            "tests/hostile/test_deep_nesting.py",
             "tests/lock/test_read_agrees.py",
             "tests/lock/test_pylock.py",
+            "tests/resolve/test_plan_needs.py",
+        ),
+    ),
+    "lock-probe": Area(
+        _in("lock", "availability", "fallback", "probe_cache", "staleness"),
+        (
+            "tests/lock/test_probe_guards.py",
+            "tests/lock/test_fallback.py",
+            "tests/lock/test_probe_cache.py",
+            "tests/lab/test_stale_cause.py",
+            "tests/lock/test_early_uv.py",
+        ),
+    ),
+    "lock-write": Area(
+        (
+            *_in("lock", "__init__", "pipeline", "pypi", "conda", "header", "portability"),
+            *_in("lock", "targets"),
+            *_in("lock/conda_lock", "write"),
+            *_in("lock/pylock", "write"),
+        ),
+        (
+            "tests/lock/test_lock_local.py",
+            "tests/lock/test_another_machine.py",
+            "tests/lock/test_flat_index.py",
+            "tests/lock/test_overlapping_wheels.py",
+            "tests/lock/test_pylock.py",
+            "tests/lock/test_read_agrees.py",
+            "tests/lock/test_portable_mirrors.py",
+            "tests/lock/test_early_uv.py",
+            "tests/hostile/test_lab_lock_sources.py",
+        ),
+    ),
+    "index": Area(
+        _in(
+            "index",
+            "__init__",
+            "config",
+            "origin",
+            "pip_config",
+            "redact",
+            "remote_wheel",
+            "simple",
+            "wheel_platforms",
+            "wheel_records",
+        ),
+        (
+            "tests/index/test_origin.py",
+            "tests/index/test_wheel_records.py",
+            "tests/indexes/test_pip_config.py",
+            "tests/indexes/test_index_config.py",
+            "tests/hostile/test_index_retries.py",
+            "tests/hostile/test_index_bounds.py",
+            "tests/hostile/test_credentials.py::test_redaction",
+            "tests/recipes/test_remote_wheel.py",
+            "tests/lock/test_probe_guards.py",
+            "tests/lock/test_probe_cache.py",
         ),
     ),
     "envs": Area(
-        (f"{PKG}/envs/store.py", f"{PKG}/envs/fs.py", f"{PKG}/envs/transaction.py"),
+        _in(
+            "envs",
+            "__init__",
+            "store",
+            "fs",
+            "transaction",
+            "inventory",
+            "filelock",
+            "consent",
+            "errors",
+            "hand_installed",
+            "backends",
+            "python_check",
+            "windows",
+        ),
         (
             "tests/envs/test_store_guards.py",
+            "tests/envs/test_store_bounds.py",
             "tests/envs/test_store_removal.py",
             "tests/envs/test_store_corrupt.py",
             "tests/envs/test_store_faults.py",
+            "tests/envs/test_replace_consent.py",
+            "tests/envs/test_store_lock_wait.py",
+            "tests/envs/test_python_lookup.py",
+            "tests/envs/test_interpreter_for.py",
         ),
     ),
-    "resolve": Area(
+    "envs-sources": Area(
+        _in("envs", "artifacts", "sources", "origins"),
         (
-            f"{PKG}/resolve/rules.py",
-            f"{PKG}/resolve/combine.py",
-            f"{PKG}/resolve/target.py",
+            "tests/hostile/test_paths.py",
+            "tests/hostile/test_artifact_guards.py",
+            "tests/hostile/test_downloads.py",
+            "tests/hostile/test_origins.py",
+            "tests/envs/test_one_cache.py",
+        ),
+    ),
+    "envs-shell": Area(
+        _in("envs", "activation", "shell_quote", "jupyter"),
+        (
+            "tests/envs/test_activation_quoting.py",
+            "tests/envs/test_csh_activation.py",
+            "tests/envs/test_activation_run.py",
+            "tests/envs/test_activation_across_rebuilds.py",
+            "tests/envs/test_kernel_doctor.py",
+            "tests/envs/test_packages_jupyter.py",
+        ),
+    ),
+    # resolve/ as it is laid out now: the rules moved out of rules.py into gpu_rules.py,
+    # broken_rule.py and cudnn_rule.py; rules.py keeps the candidate filter that calls them
+    "resolve-rules": Area(
+        _in(
+            "resolve",
+            "rules",
+            "gpu_rules",
+            "broken_rule",
+            "cudnn_rule",
+            "candidates",
+            "target",
+            "availability",
+            "rejection",
+            "wsl",
         ),
         (
             "tests/resolve/test_rule_guards.py",
             "tests/resolve/test_machines.py",
             "tests/resolve/test_driver_branches.py",
+            "tests/resolve/test_driver_floors.py",
             "tests/resolve/test_arch_rules.py",
+            "tests/resolve/test_known_broken.py",
+            "tests/resolve/test_untried_where_newer_fail.py",
+            "tests/resolve/test_cuda10_no_minor_compat.py",
             "tests/resolve/test_torch_builds.py",
+            "tests/resolve/test_torch_windows_archs.py",
+            "tests/resolve/test_jax_local_label.py",
             "tests/resolve/test_tf_jax_data.py",
+            "tests/resolve/test_cpu_plans.py",
             "tests/resolve/test_wsl_advice.py",
+            "tests/resolve/test_wsl_requirements.py",
+            "tests/resolve/test_os_aliases.py",
             "tests/resolve/test_gpu_names.py",
             "tests/resolve/test_typed_gpu_names.py",
             "tests/resolve/test_explain_sources.py",
+        ),
+    ),
+    "resolve-plan": Area(
+        _in(
+            "resolve",
+            "__init__",
+            "resolver",
+            "combine",
+            "assemble",
+            "assumptions",
+            "explain",
+            "report",
+            "plan",
+            "packages",
+            "requirements",
+        ),
+        (
+            "tests/resolve/test_one_environment.py",
+            "tests/resolve/test_machines.py",
+            "tests/resolve/test_requirements.py",
+            "tests/resolve/test_requested_packages.py",
+            "tests/resolve/test_assumptions.py",
+            "tests/resolve/test_honest_assumptions.py",
+            "tests/resolve/test_explain_sources.py",
+            "tests/resolve/test_plan_needs.py",
+            "tests/resolve/test_impossible_input.py",
+            "tests/resolve/test_public_examples.py",
+            "tests/resolve/test_cpu_plans.py",
+        ),
+    ),
+    "doctor": Area(
+        _in(
+            "doctor",
+            "__init__",
+            "driver",
+            "environment",
+            "faq",
+            "findings",
+            "loader",
+            "machine_checks",
+            "shadowing",
+        ),
+        (
+            "tests/doctor/test_shadowing.py",
+            "tests/doctor/test_diagnose.py",
+            "tests/doctor/test_kepler_cuda.py",
+            "tests/doctor/test_faq.py",
+            "tests/doctor/test_cli.py",
+            "tests/resolve/test_driver_branches.py",
         ),
     ),
     "archs": Area(
@@ -103,6 +292,20 @@ AREAS: dict[str, Area] = {
         budget_s=300,
     ),
 }
+
+
+def uncovered() -> list[str]:
+    """Modules of the COVERED folders no area mutates, and modules two areas both name."""
+    named = [m for area in AREAS.values() for m in area.modules]
+    present = sorted(
+        p.relative_to(REPO).as_posix()
+        for folder in COVERED
+        for p in (REPO / PKG / folder).rglob("*.py")
+    )
+    missing = [m for m in present if m not in named]
+    twice = sorted({m for m in named if named.count(m) > 1})
+    return missing + [f"{m} (in two areas)" for m in twice]
+
 
 # The quick sample: the mutants of one small area against a fast test subset.
 QUICK = (
@@ -225,17 +428,25 @@ def _env(work: Path) -> dict[str, str]:
     return env
 
 
+def _pytest_argv(area: Area) -> list[str]:
+    """The area's tests, as each mutant runs them: stop at the first failure, never online."""
+    return [*_PYTEST, *area.tests]
+
+
+_PYTEST = ["-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-m", "not network"]
+
+
 def _config(area: Area, work: Path, timeout: float) -> Path:
-    tests = " ".join(area.tests)
+    command = shlex.join([sys.executable, *_pytest_argv(area)])
     text = (
         "[cosmic-ray]\n"
-        f"module-path = {list(area.modules)!r}\n"
+        f"module-path = {json.dumps(list(area.modules))}\n"
         f"timeout = {timeout}\n"
         "excluded-modules = []\n"
-        f'test-command = "{sys.executable} -m pytest -x -q -p no:cacheprovider {tests}"\n'
+        f"test-command = {json.dumps(command)}\n"
         "[cosmic-ray.distributor]\n"
         'name = "local"\n'
-    ).replace("'", '"')
+    )
     path = work / "cosmic-ray.toml"
     path.write_text(text, encoding="utf-8")
     return path
@@ -258,10 +469,13 @@ def run_area(name: str, area: Area, *, budget: float, sample: int | None, seed: 
         work = Path(tmp)
         copy_tree(work)
         env = _env(work)
-        base_cmd = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider"]
         t0 = time.monotonic()
         base = subprocess.run(
-            [*base_cmd, *area.tests], cwd=work, env=env, capture_output=True, text=True
+            [sys.executable, *_pytest_argv(area)],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
         )
         base_s = time.monotonic() - t0
         if base.returncode != 0:

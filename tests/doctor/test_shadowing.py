@@ -419,3 +419,32 @@ def test_a_nul_byte_in_a_loader_configuration_is_a_finding_about_that_file(
     assert CONF_VERSION in shadow.what
     dirs = [d.path for d in conf_dirs(root)]
     assert str(root / "opt" / "before") in dirs and str(root / "opt" / "after") in dirs
+
+
+def _cuda_folder(folder: Path) -> Path:
+    """A folder with a CUDA runtime in it (its name is all doctor reads here)."""
+    folder.mkdir(parents=True)
+    (folder / "libcudart.so.12").write_bytes(b"")
+    return folder
+
+
+def test_a_folder_that_only_shares_a_prefix_with_the_store_is_outside_it(tmp_path: Path) -> None:
+    """`/x/envs-old` beside the store `/x/envs` is not inside it: its CUDA libraries are
+    reported; the store's own are not (issue 28: a string-prefix comparison would skip both)."""
+    store = tmp_path / "envs"
+    own = _cuda_folder(store / "lab" / "lib")
+    beside = _cuda_folder(tmp_path / "envs-old" / "lib")
+    environ = {LD_LIBRARY_PATH: f"{own}:{beside}"}
+    [found] = machine_shadowing(environ, tmp_path / "none", store)
+    assert found.what.startswith(f"{beside} holds") and "libcudart.so.12" in found.what
+
+
+def test_clean_library_path_keeps_only_the_environments_own_folders(tmp_path: Path) -> None:
+    """`gpuenv run` drops LD_LIBRARY_PATH folders with CUDA libraries outside the environment:
+    `/x/env-old/lib` beside the environment `/x/env` is outside it."""
+    env_dir = tmp_path / "env"
+    own = _cuda_folder(env_dir / "lib")
+    beside = _cuda_folder(tmp_path / "env-old" / "lib")
+    cleaned, removed = clean_library_path({LD_LIBRARY_PATH: f"{own}:{beside}"}, env_dir)
+    assert cleaned[LD_LIBRARY_PATH] == str(own)
+    assert removed == [(str(beside), ["libcudart.so.12"])]

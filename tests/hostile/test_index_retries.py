@@ -1,11 +1,15 @@
 """Index pages are retried on transient failures only: a host name that does not exist is
 answered at once (every lock that probes an index while offline would otherwise wait out the
-backoff), a temporary resolver failure is retried like a dropped connection."""
+backoff), a temporary resolver failure is retried like a dropped connection, and a 503 from a
+real (loopback) server is retried a bounded number of times while a 404 is not."""
 
 from __future__ import annotations
 
+import http.server
 import socket
-from typing import Any
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any, ClassVar
 
 import pytest
 import requests
@@ -79,3 +83,85 @@ def test_an_unknown_host_of_a_find_links_page_is_asked_once(
     with pytest.raises(requests.ConnectionError):
         simple_index.project_files(page, "jaxlib", timeout=1)
     assert calls == [page]
+
+
+class _Flaky(http.server.BaseHTTPRequestHandler):
+    """Answers 503 to the first `failures` requests of each path, then a PEP 503 page with one
+    wheel; 404 for /simple/missing/. Counts every request it gets."""
+
+    failures = 0
+    counts: ClassVar[dict[str, int]] = {}
+
+    def do_GET(self) -> None:
+        n = self.counts[self.path] = self.counts.get(self.path, 0) + 1
+        if self.path.startswith("/simple/missing/"):
+            self.send_error(404)
+        elif n <= self.failures:
+            self.send_error(503, "Service Unavailable")
+        else:
+            body = b'<a href="/files/jax-0.4.30-py3-none-any.whl">jax-0.4.30-py3-none-any.whl</a>'
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture
+def flaky(calls: list[str]) -> Iterator[Callable[[int], tuple[str, dict[str, int]]]]:
+    """A loopback index that fails with 503 a given number of times per page, then answers:
+    its /simple/ URL, and the requests it counted per path."""
+    servers = []
+
+    def start(failures: int) -> tuple[str, dict[str, int]]:
+        counts: ClassVar[dict[str, int]] = {}
+        handler = type("Handler", (_Flaky,), {"failures": failures, "counts": counts})
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_address[1]}/simple", counts
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_503_is_retried_and_the_next_answer_counts(
+    flaky: Callable[[int], tuple[str, dict[str, int]]],
+) -> None:
+    index, counts = flaky(1)
+    assert simple_index.project_files(index, "jax", timeout=5) == {
+        "jax-0.4.30-py3-none-any.whl": f"{index[: -len('/simple')]}/files/jax-0.4.30-py3-none-any.whl"
+    }
+    assert counts == {"/simple/jax/": 2}
+
+
+def test_a_lasting_503_is_asked_a_bounded_number_of_times(
+    flaky: Callable[[int], tuple[str, dict[str, int]]],
+) -> None:
+    index, counts = flaky(1000)
+    with pytest.raises(requests.HTTPError, match="503"):
+        simple_index.project_files(index, "jax", timeout=5)
+    assert counts == {"/simple/jax/": simple_index.ATTEMPTS}
+
+
+def test_a_404_is_answered_at_once(flaky: Callable[[int], tuple[str, dict[str, int]]]) -> None:
+    index, counts = flaky(0)
+    with pytest.raises(FileNotFoundError):
+        simple_index.project_files(index, "missing", timeout=5)
+    assert counts == {"/simple/missing/": 1}
+
+
+def test_the_lock_probe_rides_out_two_503s(
+    flaky: Callable[[int], tuple[str, dict[str, int]]],
+) -> None:
+    """The index probe before a lock: a 503 that passes is no unreachable source."""
+    from gpuenv.lock.availability import _fetch
+
+    index, counts = flaky(2)
+    assert _fetch(index, "jax") == ["jax-0.4.30-py3-none-any.whl"]
+    assert counts == {"/simple/jax/": 3}

@@ -106,6 +106,11 @@ CASES: list[tuple[str, Mutation, tuple[str, ...]]] = [
         _jax(url="index:///../jax/jax-0.4.30-py3-none-any.whl"),
         ("index:///<project>/<file name>",),
     ),
+    (
+        "portable-one-part",
+        _jax(url="index:///jax-0.4.30-py3-none-any.whl"),
+        ("index:///<project>/<file name>",),
+    ),
     # wheels only: no sdist, no other file, and the wheel is the package's own
     (
         "pip-sdist",
@@ -135,6 +140,13 @@ CASES: list[tuple[str, Mutation, tuple[str, ...]]] = [
     ("meta-name-version", _conda_extra(name="x", version="9"), ("may not set name, version",)),
     ("meta-subdir", _conda_extra(subdir="../.."), ("subdir",)),
     ("meta-build-number-type", _conda_extra(build_number="0"), ("build_number",)),
+    # YAML's and JSON's booleans are no version and no build number (True == 1 in Python)
+    ("meta-build-number-true", _conda_extra(build_number=True), ("build_number is true/false",)),
+    (
+        "conda-version-true",
+        lambda d: package(d, "cudatoolkit").update(version=True),
+        ("cudatoolkit", "version is true/false"),
+    ),
     (
         "meta-missing",
         lambda d: d["metadata"]["custom_metadata"].pop("gpuenv.conda.cudatoolkit"),
@@ -327,3 +339,33 @@ def test_install_and_fetch_refuse_a_crafted_lockfile_with_exit_2(tmp_path: Path)
 def test_install_from_a_fifo_exits_2(tmp_path: Path) -> None:
     code, _, err = in_process("install", str(_fifo(tmp_path)), "--name", "lab")
     assert code == 2 and "pipe (FIFO)" in err
+
+
+@pytest.mark.parametrize(
+    "old,new,words",
+    [
+        (
+            "url: https://files.example/p/jax-0.4.30-py3-none-any.whl",
+            "url: index:///jax-0.4.30-py3-none-any.whl",
+            ("index:///<project>/<file name>",),
+        ),
+        ("version: 11.2.2", "version: yes", ("cudatoolkit", "version is true/false")),
+        ("version: 11.2.2", "version: true", ("cudatoolkit", "version is true/false")),
+        ('{"build_number": 0,', '{"build_number": true,', ("build_number is true/false",)),
+    ],
+    ids=["portable-one-part", "conda-version-yes", "conda-version-true", "build-number-true"],
+)
+def test_install_refuses_these_lockfile_texts_with_one_message(
+    old: str, new: str, words: tuple[str, ...], tmp_path: Path
+) -> None:
+    """As a user's file holds them (YAML 1.1 reads `yes` as a boolean): one message naming the
+    field, exit 2, never a traceback, and nothing installed."""
+    path = write_valid(tmp_path / "valid.lock.yml", conda=True)
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) == 1, old
+    path.write_text(text.replace(old, new), encoding="utf-8")
+    code, _, err = in_process("install", str(path), "--name", "lab")
+    assert code == USAGE_EXIT, err
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    for word in words:
+        assert word in err, err

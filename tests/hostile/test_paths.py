@@ -79,6 +79,18 @@ def test_inside_refuses_a_link_that_leads_out(tmp_path: Path) -> None:
     assert inside(folder, JAX, "name") == folder / JAX
 
 
+def test_inside_refuses_a_loop_of_links_with_a_message(tmp_path: Path) -> None:
+    folder = tmp_path / "folder"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "loop.whl").symlink_to("loop.whl")
+    (folder / "sub" / "a").symlink_to("b")
+    (folder / "sub" / "b").symlink_to("a")
+    with pytest.raises(UnsafePathError, match="loop of symbolic links"):
+        inside(folder, "loop.whl", "name")
+    with pytest.raises(UnsafePathError, match="loop of symbolic links"):
+        inside(folder, "x.whl", "name", "sub", "a")
+
+
 def _art(wheels: Path, name: str = JAX, **changes: Any) -> Artifact:
     path = wheels / name
     sha = hashlib.sha256(path.read_bytes()).hexdigest()
@@ -131,13 +143,15 @@ def test_a_link_planted_in_the_fetch_folder_is_refused(
     assert bashrc.read_text() == "the user's" and (house / JAX).is_symlink()
 
 
+@pytest.mark.parametrize("loop", [False, True], ids=["right-content", "loop"])
 def test_a_link_planted_in_the_cache_is_refused(
-    install_repos: InstallRepos, tmp_path: Path
+    loop: bool, install_repos: InstallRepos, tmp_path: Path
 ) -> None:
     art = _art(install_repos.wheels, kind="conda")  # a file:// conda package: gpuenv copies it
     folder = tmp_path / "cache" / "artifacts" / str(art.sha256)
     folder.mkdir(parents=True)
-    (folder / JAX).symlink_to(install_repos.wheels / JAX)  # even one with the right content
+    # even one with the right content; a link to itself is one message, not a traceback
+    (folder / JAX).symlink_to(JAX if loop else install_repos.wheels / JAX)
     with pytest.raises(UnsafePathError):
         gather([art], cache=tmp_path / "cache")
 
@@ -161,7 +175,7 @@ def _wheelhouse_lock(install_repos: InstallRepos, tmp_path: Path) -> Path:
     )
 
 
-@pytest.mark.parametrize("kind", ["symlink", "fifo", "folder"])
+@pytest.mark.parametrize("kind", ["symlink", "loop", "fifo", "folder"])
 def test_a_wheelhouse_entry_that_is_not_a_regular_file_is_refused(
     kind: str, install_repos: InstallRepos, tmp_path: Path
 ) -> None:
@@ -171,6 +185,8 @@ def test_a_wheelhouse_entry_that_is_not_a_regular_file_is_refused(
     (house / NUMPY).write_bytes((install_repos.wheels / NUMPY).read_bytes())
     if kind == "symlink":
         (house / JAX).symlink_to(install_repos.wheels / JAX)  # the right bytes, through a link
+    elif kind == "loop":
+        (house / JAX).symlink_to(JAX)  # a link to itself
     elif kind == "fifo":
         os.mkfifo(house / JAX)
     else:
@@ -252,3 +268,70 @@ def test_a_lockfile_url_naming_a_pipe_is_refused_without_blocking(
     assert (fifo_dir / JAX).as_uri() in lockfile.read_text()
     code, _, err = in_process("fetch", str(lockfile), "-d", str(tmp_path / "house"))
     assert code == USAGE_EXIT and "not a regular file" in err, err
+
+
+def _sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.parametrize("kind", ["right-bytes-outside", "right-bytes-inside", "dangling", "loop"])
+def test_fetch_never_keeps_nor_writes_through_a_planted_link(
+    kind: str, install_repos: InstallRepos, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A link planted at a wheel's place in the fetch folder, even one to the right bytes,
+    is refused by name (exit 2, never a traceback) and left as it is: never kept as the
+    wheelhouse's file (install --from would read through it), never written through (a
+    dangling link's target is not created)."""
+    monkeypatch.setenv("PIP_FIND_LINKS", str(install_repos.wheels))  # the user's wheelhouse
+    wheel = install_repos.wheels / JAX
+    house, outside = tmp_path / "house", tmp_path / "outside"
+    house.mkdir()
+    outside.mkdir()
+    target = {
+        "right-bytes-outside": outside / JAX,
+        "right-bytes-inside": house / "copy-of-jax.whl",
+        "dangling": outside / "planted.whl",
+        "loop": house / JAX,
+    }[kind]
+    if kind.startswith("right-bytes"):
+        target.write_bytes(wheel.read_bytes())
+    (house / JAX).symlink_to(target)
+    before = _tree(tmp_path)
+    lockfile = write_for_wheels(tmp_path / "a.lock.yml", [wheel])
+    code, _, err = in_process("fetch", str(lockfile), "-d", str(house))
+    assert code == USAGE_EXIT, err
+    assert f"{house / JAX} is a symbolic link" in err or "loop of symbolic links" in err, err
+    assert "Traceback" not in err
+    assert os.readlink(house / JAX) == str(target)
+    after = _tree(tmp_path)
+    after.pop("a.lock.yml")
+    assert after == before  # nothing written, through the link or beside it
+
+
+def test_fetch_never_writes_through_a_link_planted_while_it_downloads(
+    install_repos: InstallRepos, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The link appears after the checks, while the bytes arrive: the wheel is refused or the
+    link replaced, and the file the link names keeps its bytes."""
+    monkeypatch.setenv("PIP_FIND_LINKS", str(install_repos.wheels))
+    wheel = install_repos.wheels / JAX
+    house = tmp_path / "house"
+    victim = tmp_path / "users-own.txt"
+    victim.write_text("years of work\n")
+    real_fill = artifacts._fill
+
+    def fill_then_plant(out: Any, *args: Any, **kwargs: Any) -> Any:
+        digests = real_fill(out, *args, **kwargs)
+        (house / JAX).symlink_to(victim)
+        return digests
+
+    monkeypatch.setattr(artifacts, "_fill", fill_then_plant)
+    lockfile = write_for_wheels(tmp_path / "a.lock.yml", [wheel])
+    code, _, err = in_process("fetch", str(lockfile), "-d", str(house))
+    assert victim.read_text() == "years of work\n"
+    if code == 0:  # replaced: the wheelhouse holds the checked wheel itself
+        assert not (house / JAX).is_symlink() and _sha(house / JAX) == _sha(wheel)
+    else:
+        assert code == USAGE_EXIT and "symbolic link" in err, err
+        assert (house / JAX).is_symlink()
+    assert [p.name for p in house.iterdir()] == [JAX]  # no partial file left beside it

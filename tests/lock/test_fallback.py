@@ -24,7 +24,7 @@ from gpuenv.lock.fallback import FallbackRefusedError
 from gpuenv.resolve import resolve
 from isolation import only_index
 from localrepos import build_simple_index, build_wheel
-from lockdata import in_process
+from lockdata import dump, in_process, load, plan_of, set_plan
 
 LAPTOP = ["--os", "windows", "--gpu", "GeForce 940M", "--driver", "457.49"]
 LAB = """
@@ -308,3 +308,100 @@ def test_a_mirror_given_with_index_gives_the_planned_gpu_build(
     assert result.exit_code == 0, result.output
     assert f"locked {ideal_label(kb, describe)}" in result.output and "(cuda)" in result.output
     assert gpuenv("lock", *args, "--index", "ftp://mirror.example/simple").exit_code == 2
+
+
+# -- issue 28: the Python a lock changes is a fallback too ------------------------------------
+
+
+@pytest.fixture
+def old_python_mirror(tmp_path: Path, kb: Any, describe: Any) -> str:
+    """A mirror with the planned torch build, but only for Python 3.10: the lock can keep the
+    build only by changing the plan's Python."""
+    plan = resolve(describe("GeForce 940M", "457.49", os_name="windows"), ["torch"], kb=kb)
+    assert plan.python != "3.10"  # the plan's own Python is newer: the change is real
+    torch = plan.frameworks["torch"]
+    wheel = build_wheel(
+        tmp_path / "w", "torch", f"{torch.version}+{torch.variant}", tag="cp310-cp310-win_amd64"
+    )
+    return build_simple_index(tmp_path / "old-python", [wheel])
+
+
+def test_a_lock_that_changes_the_python_says_so(
+    old_python_mirror: str, kb: Any, describe: Any
+) -> None:
+    machine = describe("GeForce 940M", "457.49", os_name="windows")
+    config = IndexConfig(index_url=old_python_mirror, origin="test")
+    sourced = resolve_with_sources(machine, ["torch"], kb, config)
+    ideal = sourced.ideal
+    assert sourced.plan.python == "3.10" and sourced.plan.frameworks == ideal.frameworks
+    assert sourced.fallback == (
+        f"Python {ideal.python} (planned) cannot be locked; locking Python 3.10",
+    )
+
+
+def test_the_policy_none_refuses_a_lock_that_changes_only_the_python(
+    old_python_mirror: str, kb: Any, describe: Any
+) -> None:
+    machine = describe("GeForce 940M", "457.49", os_name="windows")
+    config = IndexConfig(index_url=old_python_mirror, origin="test")
+    with pytest.raises(FallbackRefusedError, match=r"locking Python 3\.10"):
+        resolve_with_sources(machine, ["torch"], kb, config, fallback="none")
+
+
+def test_a_lab_class_with_fallback_none_refuses_the_python_change_and_check_says_why(
+    gpuenv: Callable[..., Ran],
+    monkeypatch: pytest.MonkeyPatch,
+    old_python_mirror: str,
+    tmp_path: Path,
+) -> None:
+    only_index(monkeypatch, old_python_mirror)
+    lab = _lab(tmp_path, 'fallback = "none"')
+    lockfile = tmp_path / "lockfiles" / "laptop.conda-lock.yml"
+    result = gpuenv("lock", "--lab", str(lab))
+    assert result.exit_code == 5, result.output
+    assert "locking Python 3.10" in result.output and not lockfile.exists()
+    # the class allows fallbacks: locked, the Python change printed
+    lab.write_text(LAB.format(extra='fallback = "gpu"'))
+    result = gpuenv("lock", "--lab", str(lab))
+    assert result.exit_code == 0, result.output
+    assert "locking Python 3.10" in result.output and lockfile.exists()
+    assert gpuenv("lock", "--lab", str(lab), "--check").exit_code == 0
+    # the class changes its mind: that lockfile holds a fallback it no longer accepts
+    lab.write_text(LAB.format(extra='fallback = "none"'))
+    result = gpuenv("lock", "--lab", str(lab), "--check")
+    assert result.exit_code == 1, result.output
+    assert 'it holds a fallback (Python 3.10), and fallback = "none"' in result.output
+
+
+def test_check_refuses_the_planned_cuda_build_set_to_run_on_the_cpu(
+    gpuenv: Callable[..., Ran],
+    monkeypatch: pytest.MonkeyPatch,
+    kb: Any,
+    describe: Any,
+    tmp_path: Path,
+) -> None:
+    """The lockfile holds the very build its plan chose (torch [cu118]), but says it runs on
+    the CPU: no framework differs from the plan, so only the accelerator tells."""
+    plan = resolve(describe("GeForce 940M", "457.49", os_name="windows"), ["torch"], kb=kb)
+    torch = plan.frameworks["torch"]
+    wheel = build_wheel(
+        tmp_path / "w", "torch", f"{torch.version}+{torch.variant}", tag="py3-none-win_amd64"
+    )
+    only_index(monkeypatch, build_simple_index(tmp_path / "mirror", [wheel]))
+    lab = _lab(tmp_path)
+    lockfile = tmp_path / "lockfiles" / "laptop.conda-lock.yml"
+    assert gpuenv("lock", "--lab", str(lab)).exit_code == 0
+    assert gpuenv("lock", "--lab", str(lab), "--check").exit_code == 0
+    data = load(lockfile)
+    locked = plan_of(data)
+    assert locked["accelerator"] == "cuda" and locked["frameworks"]["torch"]["gpu"] is True
+    locked["accelerator"] = "cpu"
+    locked["frameworks"]["torch"]["gpu"] = False
+    set_plan(data, locked)
+    dump(data, lockfile)
+    result = gpuenv("lock", "--lab", str(lab), "--check")
+    assert result.exit_code == 1, result.output
+    assert "runs on cpu, its plan on cuda" in result.output
+    # a class that accepts the CPU accepts it
+    lab.write_text(LAB.format(extra='fallback = "cpu"'))
+    assert gpuenv("lock", "--lab", str(lab), "--check").exit_code == 0

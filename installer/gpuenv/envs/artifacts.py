@@ -165,8 +165,9 @@ def fetch_all(
     resolver = PortableResolver(indexes or IndexConfig())
     for art in artifacts:
         _check_names(art)
+        # a link there is named for what it is, before inside() resolves it
+        _regular_or_absent(dest / art.filename, "gpuenv will not replace it")
         path = inside(dest, art.filename, f"{art.name}'s file name")
-        _regular_or_absent(path, "gpuenv will not replace it")
         if not (path.is_file() and _matches(path, art)):  # a flat folder may hold anything
             _copy_checked(resolver.with_credentials(resolver.url(art)), path, art, progress)
         out.append(LocalArtifact(art, path))
@@ -213,14 +214,15 @@ def _regular_file(path: Path) -> None:
 
 
 def _wheelhouse_file(house: Path, art: Artifact) -> Path:
-    source = inside(house, art.filename, f"{art.name}'s file name")
-    if not os.path.lexists(source):
+    entry = house / plain_name(art.filename, f"{art.name}'s file name")
+    if not os.path.lexists(entry):
         raise InstallError(
             f"{art.filename} is not in {house}; run `gpuenv fetch LOCKFILE -d"
             f" {house}` on a machine with network access"
         )
-    _regular_or_absent(source, "gpuenv reads only regular files from a wheelhouse")
-    return source
+    # a link there is named for what it is, before inside() resolves it
+    _regular_or_absent(entry, "gpuenv reads only regular files from a wheelhouse")
+    return inside(house, art.filename, f"{art.name}'s file name")
 
 
 def _regular_or_absent(path: Path, why: str) -> None:

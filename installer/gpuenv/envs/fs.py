@@ -58,6 +58,12 @@ def is_inside(path: Path, root: Path) -> bool:
     return real != base and real.is_relative_to(base)
 
 
+def same_place(a: Path, b: Path) -> bool:
+    """True when `a` and `b`, every link in them resolved, name one folder (either may not
+    exist yet: what exists of each is resolved)."""
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
 def is_real_dir(path: Path) -> bool:
     """A directory that is itself no link (a link to a directory is not one)."""
     try:

@@ -143,10 +143,17 @@ class EnvLocation:
     def install_refusal(self) -> Optional[str]:
         """Why an install must not go here (something gpuenv did not make is at the link's path,
         or a --prefix inside the store), or None."""
-        if self.versions != store_root() / VERSIONS and (
-            fs.is_inside(self.link, store_root()) or fs.is_inside(store_root(), self.link)
-        ):
-            return f"--prefix {self.link} is inside gpuenv's store; use --name NAME there"
+        store = store_root()
+        if self.versions != store / VERSIONS:
+            if fs.is_inside(self.link, store):
+                return f"--prefix {self.link} is inside gpuenv's store; use --name NAME there"
+            # the store itself, or a folder above it, even before the store exists: the
+            # environment's link would take the store's place, or its folder would hold it
+            if fs.is_inside(store, self.link) or fs.same_place(store, self.link):
+                return (
+                    f"--prefix {self.link} would hold gpuenv's store ({store}); choose a"
+                    " folder outside it"
+                )
         if fs.is_link(self.versions):
             return f"{self.versions} is a link; gpuenv builds environments only in a real folder"
         if fs.lexists(self.link) and self.own_target() is None:

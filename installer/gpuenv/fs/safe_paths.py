@@ -69,7 +69,11 @@ def inside(folder: Path, name: str, what: str, *subfolders: str) -> Path:
     parts = [plain_name(part, what) for part in (*subfolders, name)]
     root = Path(os.path.abspath(folder))
     path = root.joinpath(*parts)
-    if path.resolve() != root.resolve().joinpath(*parts):
+    try:
+        real, wanted = path.resolve(), root.resolve().joinpath(*parts)
+    except (OSError, RuntimeError):  # a loop of links: RuntimeError before Python 3.13
+        raise UnsafePathError(f"{what}: {path} is a loop of symbolic links") from None
+    if real != wanted:
         raise UnsafePathError(f"{what}: {path} leads outside {root} (through a link)")
     return path
 

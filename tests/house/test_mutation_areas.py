@@ -1,0 +1,42 @@
+"""The mutation runs (scripts/maint/mutation.py) cover the code as it is laid out now: every
+module of fs/, envs/, lock/, index/, resolve/ and doctor/ is mutated by exactly one area, and
+every module and test an area names exists (issue 28: the resolve area went on naming rules.py
+after its rules moved to gpu_rules.py, broken_rule.py and cudnn_rule.py)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "scripts" / "maint"))
+import mutation  # noqa: E402
+
+
+def test_every_module_of_the_covered_folders_is_in_one_area() -> None:
+    assert mutation.uncovered() == []
+
+
+@pytest.mark.parametrize("name", [*mutation.AREAS, "quick"])
+def test_each_area_names_what_exists(name: str) -> None:
+    area = mutation.QUICK[1] if name == "quick" else mutation.AREAS[name]
+    assert [m for m in area.modules if not (ROOT / m).is_file()] == []
+    tests = [t.split("::", 1)[0] for t in area.tests]
+    assert [t for t in tests if not (ROOT / t).is_file()] == []
+    # a mutant's tests never go online (the command deselects them; no area relies on them)
+    network = ("test_lock_network.py", "test_overlap_network.py", "test_online.py")
+    assert not [t for t in tests if t.endswith(network)]
+
+
+def test_uncovered_names_a_module_no_area_has(monkeypatch: pytest.MonkeyPatch) -> None:
+    areas = dict(mutation.AREAS)
+    fs = areas["fs"]
+    areas["fs"] = mutation.Area(fs.modules[1:], fs.tests)
+    areas["twice"] = mutation.Area(fs.modules[1:2], ())
+    monkeypatch.setattr(mutation, "AREAS", areas)
+    assert mutation.uncovered() == [
+        fs.modules[0],
+        f"{fs.modules[1]} (in two areas)",
+    ]

@@ -1,0 +1,129 @@
+"""What the index probe counts as published, against real HTTP indexes on loopback (issue 28).
+
+A wheel for another platform is not published for this one (a Linux plan must not choose a
+release whose only wheels are for Windows); an index that answers 404 for a project does not
+have it, which is not the same as an index that did not answer: the first makes a lock that
+cannot be satisfied exit 3 (infeasible), only the second exit 5 (a source unreachable).
+
+The framework indexes the knowledge base names are redirected to a local index that has no
+project at all (each look-up a real 404), so nothing leaves the machine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import gpuenv.lock.availability as availability
+from gpuenv.errors import INFEASIBLE_EXIT
+from gpuenv.index.config import IndexConfig
+from gpuenv.lock.availability import framework_packages, gather, resolve_with_sources
+from gpuenv.resolve import ResolveError
+from isolation import only_index
+from localrepos import build_simple_index, build_wheel, serve_directory
+from lockdata import in_process
+
+# A GPU whose driver takes the newest torch: its plan is torch 2.15.0 [cu132], the build PyPI
+# itself serves for linux-64 (so the user's index alone can satisfy it).
+MACHINE = ("--gpu", "RTX 3090", "--driver", "580.65.06")
+LINUX = "manylinux_2_28_x86_64"
+
+
+@dataclass(frozen=True)
+class Served:
+    root: Path  # served over HTTP on 127.0.0.1
+    base: str  # its URL
+
+    def index(self, name: str, wheels: list[Path]) -> str:
+        """A PEP 503 index of `wheels` under the served folder, by its http:// URL."""
+        build_simple_index(self.root / name, wheels)
+        return f"{self.base}{name}/simple/"
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[Served]:
+    root = tmp_path / "served"
+    root.mkdir()
+    with serve_directory(root) as base:
+        yield Served(root, base)
+
+
+@pytest.fixture(autouse=True)
+def framework_indexes_empty(
+    monkeypatch: pytest.MonkeyPatch, served: Served, kb: Any, tmp_path: Path
+) -> None:
+    """Every framework index answers 404 for every project (a real one, over HTTP); no probe
+    answer is remembered between tests."""
+    monkeypatch.setenv("GPUENV_CACHE_DIR", str(tmp_path / "gpuenv-cache"))
+    monkeypatch.setenv("GPUENV_PROBE_TTL", "0")
+    empty = served.index("empty", [])
+    framework = set().union(*framework_packages(kb, ["torch"], "linux-64").values())
+    real = availability._fetch
+
+    def fetch(index: str, project: str) -> list[str]:
+        return real(empty if index in framework else index, project)
+
+    monkeypatch.setattr(availability, "_fetch", fetch)
+
+
+def _wheel(tmp_path: Path, version: str, platform: str) -> Path:
+    return build_wheel(tmp_path / "wheels", "torch", version, tag=f"py3-none-{platform}")
+
+
+def test_windows_wheels_are_not_published_for_linux(
+    served: Served, tmp_path: Path, kb: Any, describe: Any
+) -> None:
+    """torch 2.15.0 has only a Windows wheel here, 2.14.1 a Linux one: the Linux plan takes
+    2.14.1 (its own build for the GPU), never 2.15.0."""
+    index = served.index(
+        "mixed",
+        [_wheel(tmp_path, "2.15.0", "win_amd64"), _wheel(tmp_path, "2.14.1", LINUX)],
+    )
+    config = IndexConfig(index_url=index, origin="test")
+    found = gather(kb, ["torch"], "linux-64", config)
+    assert set(found.versions["torch"]) == {"2.14.1"} and found.unreachable == ()
+    assert set(gather(kb, ["torch"], "win-64", config).versions["torch"]) == {"2.15.0"}
+    machine = describe("RTX 3090", "580.65.06")
+    sourced = resolve_with_sources(machine, ["torch"], kb, config)
+    assert sourced.ideal.frameworks["torch"].version == "2.15.0"
+    torch = sourced.plan.frameworks["torch"]
+    assert (torch.version, torch.gpu) == ("2.14.1", True)
+
+
+def test_a_project_the_index_does_not_have_is_not_an_unreachable_source(
+    served: Served, kb: Any, describe: Any
+) -> None:
+    config = IndexConfig(index_url=served.index("no-torch", []), origin="test")
+    found = gather(kb, ["torch"], "linux-64", config)
+    assert found.unreachable == () and found.versions["torch"] == {}
+    with pytest.raises(ResolveError) as err:  # exit 3, not SourceUnreachableError's 5
+        resolve_with_sources(describe("RTX 3090", "580.65.06"), ["torch"], kb, config)
+    assert err.value.exit_code == INFEASIBLE_EXIT
+    assert "unreachable" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "wheels",
+    [[], [("2.15.0", "win_amd64")]],
+    ids=["index-without-torch", "only-windows-wheels"],
+)
+def test_a_lock_no_reachable_source_can_satisfy_exits_3(
+    wheels: list[tuple[str, str]],
+    served: Served,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Every source answered and none has a Linux torch: the requirements cannot be met here
+    (exit 3), and nothing was unreachable (exit 5 would send the user to check the network)."""
+    index = served.index("user", [_wheel(tmp_path, v, p) for v, p in wheels])
+    only_index(monkeypatch, index)
+    out = tmp_path / "torch.conda-lock.yml"
+    code, stdout, stderr = in_process("lock", "torch", *MACHINE, "-o", str(out))
+    assert code == INFEASIBLE_EXIT, stdout + stderr
+    assert "unreachable" not in stderr and "could not reach" not in stderr
+    assert "no reachable source has torch" in stderr
+    assert not out.exists()
