@@ -124,6 +124,7 @@ AREAS: dict[str, Area] = {
         _in(
             "index",
             "__init__",
+            "bounded_http",
             "config",
             "origin",
             "pip_config",
