@@ -297,24 +297,9 @@ def _for_another_machine(
         return True
     if plan_file is None:
         return False
-    from gpuenv.machine import conda_platform
+    from gpuenv.machine.describe import host_platform
 
-    here = conda_platform(_this_os(), _this_arch())
-    return bool(_read_plan_file(plan_file).platform != here)
-
-
-def _this_os() -> str:
-    import sys
-
-    return {"win32": "windows", "darwin": "macos"}.get(sys.platform, "linux")
-
-
-def _this_arch() -> str:
-    import platform
-
-    from gpuenv.machine import normalize_arch
-
-    return normalize_arch(platform.machine() or "x86_64")
+    return bool(_read_plan_file(plan_file).platform != host_platform())
 
 
 # What --lab and --plan decide themselves: each of these given beside them would be ignored, so
