@@ -64,7 +64,7 @@ def describe(
 ) -> Machine:
     """A machine you are not sitting at (`--gpu --driver --os --arch`): a GPU name, compute
     capability or PCI id; a driver version; an OS (linux, windows, wsl, macos, or a name such as
-    win11); a CPU architecture. An unknown GPU or OS is a MachineError (exit 2). What is not
+    win11); a CPU architecture. An unknown GPU (TargetError) or OS (MachineError) is exit 2. What is not
     given is assumed as the CLI assumes it (no GPU, the driver the GPU's newest toolkit needs,
     this machine's OS and architecture)."""
     from gpuenv.machine.describe import check_flag_text, describe_machine, os_family

@@ -32,5 +32,5 @@ def test_the_examples_run(install_repos: InstallRepos, tmp_path: Path) -> None:
     }
     for number, block in enumerate(code_blocks(DOC.read_text(encoding="utf-8")), 1):
         code = compile(block, f"docs/api.md block {number}", "exec")
-        exec(code, namespace)  # noqa: S102 - our own documentation's examples
+        exec(code, namespace)  # our own documentation's examples
     assert (tmp_path / "lab.conda-lock.yml").is_file()
