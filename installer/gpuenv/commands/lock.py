@@ -23,8 +23,9 @@ from gpuenv.commands.lock_json import (
     file_sha256,
     locked_json,
 )
-from gpuenv.commands.machine_options import machine_from_options, plan_options
+from gpuenv.commands.machine_options import plan_options
 from gpuenv.index.redact import redact_text
+from gpuenv.machine.describe import machine_from_options
 
 if TYPE_CHECKING:
     from gpuenv.lock.pypi import PipCompile

@@ -11,8 +11,6 @@ import click
 
 from gpuenv.machine import MachineError
 from gpuenv.machine.describe import OS_CHOICES, PYTHON_VERSION, os_family
-from gpuenv.machine.describe import check_flag_text as check_flag_text
-from gpuenv.machine.describe import machine_from_options as machine_from_options
 
 F = TypeVar("F", bound=Callable[..., Any])
 
