@@ -19,7 +19,7 @@ from gpuenv.machine import Machine
 from gpuenv.resolve.requirements import RequirementError
 from gpuenv.resolve.resolver import ResolveError
 from gpuenv.resolve.target import TargetError
-from installrepos import InstallRepos, gpuenv, jax_plan, make_lock, run_in
+from installrepos import PY, InstallRepos, gpuenv, jax_plan, make_lock, run_in
 
 RTX = dict(gpu="RTX 3090", driver="535.183.01", os="linux", arch="x86_64")
 
@@ -144,3 +144,25 @@ def test_importing_the_api_is_light() -> None:
     bare = "import sys, gpuenv; print('gpuenv.api' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", bare], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "False"
+
+
+def test_lock_requirements_for_a_described_machine_as_the_cli_does(
+    install_repos: InstallRepos, tmp_path: Path
+) -> None:
+    machine = api.describe(os="linux", arch="x86_64")
+    out = tmp_path / "api.conda-lock.yml"
+    result = api.lock("jax", out, machine, python=PY, exclude_newer="none")
+    # the probe limits the plan to what the (local) index publishes
+    assert result.plan.frameworks["jax"].version == "0.4.31" and result.plan.python == PY
+    cli_out = tmp_path / "cli.conda-lock.yml"
+    cli = gpuenv(
+        "lock", "jax", "--os", "linux", "--arch", "x86_64", "--python", PY,
+        "--exclude-newer", "none", "-o", str(cli_out),
+    )  # fmt: skip
+    assert cli.returncode == 0, cli.stderr
+
+    def body(path: Path) -> list[str]:  # the header names the command that made the file
+        return [line for line in path.read_text().splitlines() if not line.startswith("#")]
+
+    assert body(out) == body(cli_out)
+    assert "file:" not in out.read_text()  # for another machine: nothing of this one
