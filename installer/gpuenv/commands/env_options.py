@@ -8,9 +8,10 @@ from typing import Any, Optional, TypeVar
 
 import click
 
-F = TypeVar("F", bound=Callable[..., Any])
+from gpuenv.envs.install_lockfile import DEFAULT_NAME as DEFAULT_NAME
+from gpuenv.envs.install_lockfile import name_from_lockfile as name_from_lockfile
 
-DEFAULT_NAME = "default"
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 def env_options(func: F) -> F:
@@ -39,33 +40,11 @@ def lock_timeout_option(func: F) -> F:
 def location(name: Optional[str], prefix: Optional[Path]) -> Any:
     """The EnvLocation; a bad name or --prefix is a usage error (exit 2), raised before any
     folder is made."""
-    from gpuenv.envs.store import EnvLocation
-
     if name is not None and prefix is not None:
         raise click.UsageError("--name and --prefix exclude each other")
-    if prefix is not None:
-        return EnvLocation.prefix(prefix)
-    return EnvLocation.named(DEFAULT_NAME if name is None else name)
+    from gpuenv.envs.install_lockfile import env_location
 
-
-_LOCK_SUFFIXES = (".conda-lock.yml", ".conda-lock.yaml", ".lock.yml", ".lock.yaml", ".yml", ".yaml")
-
-
-def name_from_lockfile(lockfile: Path) -> str:
-    """The environment `gpuenv install LOCKFILE` makes without --name: the lockfile's own name
-    (jax.conda-lock.yml -> jax, pylock.lab.toml -> lab), so installing a lockfile never lands
-    in another stack's `default` by accident; `default` where the name is no valid one."""
-    from gpuenv.envs.store import name_problem
-
-    name = lockfile.name
-    if name.startswith("pylock.") and name.endswith(".toml"):
-        name = name[len("pylock.") : -len(".toml")] or DEFAULT_NAME
-    else:
-        for suffix in _LOCK_SUFFIXES:
-            if name.endswith(suffix) and len(name) > len(suffix):
-                name = name[: -len(suffix)]
-                break
-    return DEFAULT_NAME if name_problem(name) else name
+    return env_location(name, prefix)
 
 
 def origin_options(func: F) -> F:
@@ -103,8 +82,6 @@ def checked_origins(
 ) -> None:
     """Refuse a lockfile whose files come from anywhere the user did not configure (exit 2),
     unless --allow-any-origin."""
-    if allow_any_origin:
-        return
-    from gpuenv.envs.origins import check_origins, user_origins
+    from gpuenv.envs.install_lockfile import check_lockfile_origins
 
-    check_origins(locked, user_origins(indexes, channels=channels))
+    check_lockfile_origins(locked, indexes, channels=channels, allow_any_origin=allow_any_origin)

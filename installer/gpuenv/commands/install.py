@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 from typing import Any, Optional
@@ -68,90 +67,52 @@ def install_command(
 
     Without --name or --prefix the environment is named after the lockfile (jax.conda-lock.yml:
     jax)."""
-    from gpuenv.envs.python_check import PythonLookup, python_hint
-    from gpuenv.envs.transaction import check_location, tidy_leftovers, up_to_date
-    from gpuenv.lock.load import read_lockfile_bytes
-    from gpuenv.uv.binary import find_uv
+    from gpuenv.envs.install_lockfile import install_lockfile, stack_text
 
     if offline and wheelhouse is None:
         raise click.UsageError("--offline needs --from DIR (a folder filled by `gpuenv fetch`)")
     if name is None and prefix is None:
         name = name_from_lockfile(lockfile)
-    where = location(name, prefix)
-    check_location(where)  # before anything is downloaded or a folder made
-    raw = read_lockfile_bytes(lockfile)  # bounded: a pipe or /dev/zero is refused, not read
-    if up_to_date(hashlib.sha256(raw).hexdigest(), where):
-        tidy_leftovers(where)
+    report = Reporter(quiet=quiet)
+    done = install_lockfile(
+        lockfile,
+        location(name, prefix),
+        offline=offline,
+        wheelhouse=wheelhouse,
+        smoke=not no_smoke_test,
+        lock_timeout=lock_timeout,
+        extra_indexes=extra_indexes,
+        channels=channels,
+        allow_any_origin=allow_any_origin,
+        replace=replace,
+        dry_run=dry_run,
+        say=report.say,
+        progress=report.progress,
+        done_downloading=report.done_downloading,
+        notice=lambda line: click.echo(line, err=True),  # even with -q: never wait silently
+    )
+    where = done.where
+    if done.status == "unchanged":
         if as_json:  # stdout holds only the JSON document
             json_output.emit_result(
-                click.get_current_context(), **_unchanged_json(where, prefix, lockfile, raw)
+                click.get_current_context(), **_unchanged_json(where, prefix, lockfile, done.raw)
             )
             return
         click.echo(f"{where.link} is already installed from {lockfile.name}: nothing to do")
         return
-    uv = find_uv()
-    # uv looks for the Python the file names while gpuenv imports its lockfile stack and parses
-    # and checks the file; the parsed file decides whether uv's answer is used
-    with PythonLookup(uv, python_hint(raw)) as lookup:
-        from gpuenv.cache import cache_dir
-        from gpuenv.envs.artifacts import artifacts_of, gather
-        from gpuenv.envs.consent import replace_refusal
-        from gpuenv.envs.errors import StoreInputError
-        from gpuenv.envs.python_check import check_python_available
-        from gpuenv.envs.transaction import check_platform, install
-        from gpuenv.index.config import user_index_config, with_indexes
-        from gpuenv.lock.load import load_locked
-
-        locked = load_locked(lockfile, raw)
-        check_platform(locked)
-        refusal = (
-            None
-            if replace
-            else replace_refusal(where, locked.plan.frameworks, locked.plan.accelerator)
-        )
-        if refusal:
-            raise StoreInputError(refusal)
-        # with --from, every file is the wheelhouse's: no URL is used, no index read
-        indexes = None if wheelhouse else with_indexes(user_index_config(), extra_indexes)
-        if indexes is not None:
-            checked_origins(locked, indexes, channels=channels, allow_any_origin=allow_any_origin)
-        if dry_run:
-            _say_dry_run(locked, where, lockfile)
-            return
-        # before any download
-        base_python = check_python_available(locked, uv=uv, offline=offline, lookup=lookup)
-    from gpuenv.envs.inventory import what_is_there
-
-    report = Reporter(quiet=quiet)
-    replaced = what_is_there(where)
-    if replaced:  # said before any download: the old environment stays until the switch
-        report.say(f"replacing {replaced} at {where.link} with {_stack(locked)}")
-    files = gather(
-        artifacts_of(locked),
-        cache=cache_dir(),
-        wheelhouse=wheelhouse,
-        indexes=indexes,
-        progress=report.progress,
-    )
-    report.done_downloading()
-    result = install(
-        locked,
-        where,
-        files,
-        uv=uv,
-        smoke=not no_smoke_test,
-        say=report.say,
-        lock_timeout=lock_timeout,
-        notice=lambda line: click.echo(line, err=True),  # even with -q: never wait silently
-        base_python=base_python,
-    )
+    locked, result = done.locked, done.result
+    assert locked is not None
+    if done.status == "dry-run":
+        _say_dry_run(locked, where, lockfile, done.replaced)
+        return
+    assert result is not None
     if as_json:
         json_output.emit_result(
             click.get_current_context(), **_installed_json(where, prefix, lockfile, locked, result)
         )
         return
     click.echo(
-        f"installed {_stack(locked)} (Python {locked.python}, {result.backend}) at {result.link}"
+        f"installed {stack_text(locked)} (Python {locked.python}, {result.backend}) at {result.link}"
     )
     click.echo(f"  run it:   {result.link / result.python.relative_to(result.env_dir)}")
     click.echo(
@@ -159,23 +120,13 @@ def install_command(
     )
 
 
-def _stack(locked: Any) -> str:
-    """The lockfile's stack, as text safe to print (the file is untrusted)."""
-    from gpuenv.output import shown
-
-    return shown(
-        ", ".join(f"{n} {f.version} [{f.variant}]" for n, f in locked.plan.frameworks.items())
-    )
-
-
-def _say_dry_run(locked: Any, where: Any, lockfile: Path) -> None:
+def _say_dry_run(locked: Any, where: Any, lockfile: Path, replaced: Optional[str]) -> None:
     """What `install` would do, from the checked lockfile and the environment there now."""
-    from gpuenv.envs.inventory import what_is_there
+    from gpuenv.envs.install_lockfile import stack_text
 
-    replaced = what_is_there(where)
     click.echo(
-        f"would install {_stack(locked)} (Python {locked.python}, {len(locked.conda)} conda and"
-        f" {len(locked.pip)} pip packages, each hash-checked) from {lockfile.name} at"
+        f"would install {stack_text(locked)} (Python {locked.python}, {len(locked.conda)} conda"
+        f" and {len(locked.pip)} pip packages, each hash-checked) from {lockfile.name} at"
         f" {where.link}{'; replacing ' + replaced if replaced else ' (new)'}; nothing changed"
         " (--dry-run)"
     )

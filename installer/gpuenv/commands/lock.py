@@ -23,8 +23,9 @@ from gpuenv.commands.lock_json import (
     file_sha256,
     locked_json,
 )
-from gpuenv.commands.machine_options import machine_from_options, plan_options
+from gpuenv.commands.machine_options import plan_options
 from gpuenv.index.redact import redact_text
+from gpuenv.machine.describe import machine_from_options
 
 if TYPE_CHECKING:
     from gpuenv.lock.pypi import PipCompile
@@ -297,24 +298,9 @@ def _for_another_machine(
         return True
     if plan_file is None:
         return False
-    from gpuenv.machine import conda_platform
+    from gpuenv.machine.describe import host_platform
 
-    here = conda_platform(_this_os(), _this_arch())
-    return bool(_read_plan_file(plan_file).platform != here)
-
-
-def _this_os() -> str:
-    import sys
-
-    return {"win32": "windows", "darwin": "macos"}.get(sys.platform, "linux")
-
-
-def _this_arch() -> str:
-    import platform
-
-    from gpuenv.machine import normalize_arch
-
-    return normalize_arch(platform.machine() or "x86_64")
+    return bool(_read_plan_file(plan_file).platform != host_platform())
 
 
 # What --lab and --plan decide themselves: each of these given beside them would be ignored, so

@@ -9,34 +9,17 @@ from typing import Any, Optional, TypeVar
 
 import click
 
-from gpuenv.machine import Machine, MachineError
-from gpuenv.machine.describe import OS_CHOICES, describe_machine, load_machine_file, os_family
-from gpuenv.recipes import KnowledgeBase
+from gpuenv.machine import MachineError
+from gpuenv.machine.describe import OS_CHOICES, PYTHON_VERSION, os_family
 
 F = TypeVar("F", bound=Callable[..., Any])
-
-_PYTHON = r"3\.[0-9]{1,2}(?:\.[0-9]{1,3})?"  # compiled on first use: only --python needs it
-
-
-def check_flag_text(flag: str, value: Optional[str]) -> None:
-    """A described machine's flag is either absent or says something: never empty, never a
-    control character (a pasted newline), so nothing typed is silently read as "no GPU"."""
-    if value is None:
-        return
-    if not value.strip():
-        raise MachineError(
-            f"{flag} is empty; give a value or leave {flag} out"
-            + (" (no --gpu: a machine without an NVIDIA GPU)" if flag == "--gpu" else "")
-        )
-    if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
-        raise MachineError(f"{flag} {value!r} contains a control character (a pasted newline?)")
 
 
 def check_python_option(
     ctx: click.Context, param: click.Parameter, value: Optional[str]
 ) -> Optional[str]:
     """--python is X.Y (or X.Y.Z, planned as X.Y): anything else is refused, not guessed at."""
-    if value is not None and not re.fullmatch(_PYTHON, value):
+    if value is not None and not re.fullmatch(PYTHON_VERSION, value):
         raise click.BadParameter(f"{value!r}: expected a Python version such as 3.11", ctx, param)
     return value
 
@@ -99,26 +82,3 @@ def plan_options(func: F) -> F:
     )(func)
     func = machine_options(func)
     return click.argument("requirements", nargs=-1)(func)
-
-
-def machine_from_options(
-    kb: KnowledgeBase,
-    *,
-    machine_file: Optional[Path],
-    gpu: Optional[str],
-    driver: Optional[str],
-    os_name: Optional[str],
-    arch: Optional[str],
-) -> Machine:
-    for flag, value in (("--gpu", gpu), ("--driver", driver), ("--arch", arch)):
-        check_flag_text(flag, value)
-    described = any(v is not None for v in (gpu, driver, os_name, arch))
-    if machine_file is not None:
-        if described:
-            raise MachineError("--machine and --gpu/--driver/--os/--arch exclude each other")
-        return load_machine_file(machine_file)
-    if described:
-        return describe_machine(kb, gpu=gpu, driver=driver, os_name=os_name, arch=arch)
-    from gpuenv.detect import detect_machine  # only when observing this machine
-
-    return detect_machine()

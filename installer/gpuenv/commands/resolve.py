@@ -10,7 +10,8 @@ import click
 
 from gpuenv.commands.assumed import assumed_field
 from gpuenv.commands.json_output import emit_result, json_option
-from gpuenv.commands.machine_options import machine_from_options, plan_options
+from gpuenv.commands.machine_options import plan_options
+from gpuenv.machine.describe import machine_from_options
 from gpuenv.recipes import load_knowledge_base
 from gpuenv.resolve import DEFAULT_REQUIREMENTS, Plan, resolve
 from gpuenv.resolve.report import render

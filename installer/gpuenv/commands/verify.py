@@ -27,19 +27,15 @@ def load_expectations(path: Path) -> Expectations:
 
 
 def stored_expectations(env_dir: Path) -> Expectations:
-    """The plan an environment was installed from; its metadata is untrusted, so a corrupt one
-    is a clear error (exit 2), not a traceback."""
-    from gpuenv.envs.store import read_metadata
-    from gpuenv.resolve.plan import Plan
+    """The plan an environment was installed from (gpuenv.verify.installed); a corrupt one is a
+    usage error (exit 2)."""
+    from gpuenv.verify.installed import UnreadablePlan
+    from gpuenv.verify.installed import stored_expectations as stored
 
-    metadata = read_metadata(env_dir)  # CorruptEnvironment says what is wrong
     try:
-        return Expectations.from_plan(Plan.from_json(dict(metadata["plan"])))
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise click.UsageError(
-            f"{env_dir}: its metadata has no readable plan ({type(exc).__name__}: {exc});"
-            " reinstall it, or pass --expect-json FILE"
-        ) from exc
+        return stored(env_dir)
+    except UnreadablePlan as exc:
+        raise click.UsageError(str(exc)) from exc.__cause__
 
 
 def run_verify(
@@ -105,15 +101,14 @@ def verify(
     """
     expectations = load_expectations(expect_json) if expect_json else None
     if python is None:
+        from gpuenv.envs.errors import EnvironmentNotFound
         from gpuenv.envs.store import interpreter
+        from gpuenv.verify.installed import installed_environment
 
-        where = location(name, prefix)
-        env_dir = where.current()
-        if env_dir is None:
-            raise click.UsageError(
-                f"no gpuenv environment at {where.link}: install one (`gpuenv install LOCKFILE`)"
-                " or pass --python PATH"
-            )
+        try:
+            env_dir = installed_environment(location(name, prefix))
+        except EnvironmentNotFound as exc:
+            raise click.UsageError(str(exc)) from None
         if expectations is None:  # first: a corrupt entry says so, not "no interpreter"
             expectations = stored_expectations(env_dir)
         python = interpreter(env_dir)

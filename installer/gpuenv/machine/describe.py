@@ -209,3 +209,55 @@ def _assumed_driver(kb: KnowledgeBase, gpu: Gpu, *, windows: bool) -> Optional[t
         if best is None or parse_driver_version(value) > parse_driver_version(best):
             best, best_toolkit = value, major_minor(toolkit.version)
     return (best, best_toolkit) if best else None
+
+
+def check_flag_text(flag: str, value: Optional[str]) -> None:
+    """A described machine's flag is either absent or says something: never empty, never a
+    control character (a pasted newline), so nothing typed is silently read as "no GPU"."""
+    if value is None:
+        return
+    if not value.strip():
+        raise MachineError(
+            f"{flag} is empty; give a value or leave {flag} out"
+            + (" (no --gpu: a machine without an NVIDIA GPU)" if flag == "--gpu" else "")
+        )
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in value):
+        raise MachineError(f"{flag} {value!r} contains a control character (a pasted newline?)")
+
+
+def machine_from_options(
+    kb: KnowledgeBase,
+    *,
+    machine_file: Optional[Path],
+    gpu: Optional[str],
+    driver: Optional[str],
+    os_name: Optional[str],
+    arch: Optional[str],
+) -> Machine:
+    """The machine a command (or the API) plans for: a Machine file, a description by flags, or
+    (neither) this machine, detected. Both, or an empty or garbled flag, is a MachineError."""
+    for flag, value in (("--gpu", gpu), ("--driver", driver), ("--arch", arch)):
+        check_flag_text(flag, value)
+    described = any(v is not None for v in (gpu, driver, os_name, arch))
+    if machine_file is not None:
+        if described:
+            raise MachineError("--machine and --gpu/--driver/--os/--arch exclude each other")
+        return load_machine_file(machine_file)
+    if described:
+        return describe_machine(kb, gpu=gpu, driver=driver, os_name=os_name, arch=arch)
+    from gpuenv.detect import detect_machine  # only when observing this machine
+
+    return detect_machine()
+
+
+def host_platform() -> str:
+    """This machine's conda platform (linux-64, win-64, osx-arm64, ...), without probing: what a
+    lockfile for another machine is compared with."""
+    import sys
+
+    family = {"win32": "windows", "darwin": "macos"}.get(sys.platform, "linux")
+    return conda_platform(family, normalize_arch(_platform.machine() or "x86_64"))
+
+
+# a Python version a plan may pin: X.Y (or X.Y.Z, planned as X.Y), never a path or a name
+PYTHON_VERSION = r"3\.[0-9]{1,2}(?:\.[0-9]{1,3})?"
