@@ -184,7 +184,9 @@ def test_millions_of_fatbin_entries_are_not_all_looked_at(tmp_path: Path) -> Non
     head = struct.pack("<IHHQ", 0xBA55ED50, 1, 16, len(one) * count)
     _streamed_wheel(folder / WHEEL, "t/libmany.so", one, count, head)
     out = verify_cli(*TF, "--index", (tmp_path / "index").as_uri(), timeout=60)
-    assert 0 < maxrss_mib(out.stderr) < 400, out.stderr  # the entries are not all kept
+    # the entries are not all kept: unbounded, the scan peaked at 1,315 MiB; bounded, near 400
+    # (more under load: inflate buffers and the collector's timing), so 800 keeps room for that
+    assert 0 < maxrss_mib(out.stderr) < 800, out.stderr
     _clean_failure(out)
     line = _finding(out.stdout, WHEEL, "bound")
     assert "fatbin" in line and "entries" in line, line
