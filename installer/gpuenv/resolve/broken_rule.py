@@ -65,10 +65,10 @@ def _rows(kb: KnowledgeBase, release: Release, build: Build) -> list[KnownBroken
 
 def broken_nearby(
     kb: KnowledgeBase, release: Release, build: Build, target: Target, sm: str
-) -> Optional[tuple[KnownBroken, str]]:
+) -> Optional[KnownBroken]:
     """A build with no machine code for a GPU (PTX only) of a generation where the framework's
-    newer builds are recorded broken: nobody reported this one working there either. Returns the
-    row and the GPU's compute capability, or None."""
+    newer builds are recorded broken: nobody reported this one working there either. Returns
+    that [[broken]] row, or None."""
     framework = kb.frameworks.get(release.framework)
     if framework is None:
         return None
@@ -78,7 +78,7 @@ def broken_nearby(
     for row in framework.broken:
         covers = cc in row.compute_capabilities and build.variant in row.variants
         if covers and any(p in row.platforms for p in build.platforms):
-            return row, cc
+            return row
     return None
 
 
@@ -91,10 +91,9 @@ def untried_where_newer_fail(
     so, and refused under --require-gpu."""
     if arch != "ptx":
         return None
-    found = broken_nearby(kb, release, build, target, sm)
-    if found is None:
+    row = broken_nearby(kb, release, build, target, sm)
+    if row is None:
         return None
-    row, _ = found
     message = (
         f"{candidate_label(release, build)} has no machine code for {sm}, only PTX, where"
         f" {row.framework} {row.versions} is recorded as failing ({row.reason}); no report"
