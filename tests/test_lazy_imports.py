@@ -149,7 +149,7 @@ def test_the_plan_and_lockfile_types_load_without_the_resolver(tmp_path: Path) -
     )
     readers = (
         "import gpuenv.resolve.plan, gpuenv.lock.conda_lock.write, gpuenv.envs.artifacts,"
-        " gpuenv.setup, gpuenv.commands.setup"  # the setup no-op's modules
+        " gpuenv.setup.workflow, gpuenv.commands.setup"  # the setup no-op's modules
     )
     assert _modules_after(readers, resolver, env) == []
     users = "from gpuenv.resolve import resolve, ResolveError, Plan"

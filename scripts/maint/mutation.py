@@ -60,7 +60,15 @@ COVERED = ("fs", "envs", "lock", "index", "resolve", "doctor")
 AREAS: dict[str, Area] = {
     "fs": Area(
         _in(
-            "fs", "__init__", "safe_paths", "atomic_write", "private_read", "strict_json", "workdir"
+            "fs",
+            "__init__",
+            "safe_paths",
+            "atomic_write",
+            "private_read",
+            "strict_json",
+            "workdir",
+            "disk_errors",
+            "file_hash",
         ),
         (
             "tests/hostile/test_safe_paths_edges.py",
@@ -79,7 +87,9 @@ AREAS: dict[str, Area] = {
         (
             *_in("lock/conda_lock", "__init__", "read"),
             *_in("lock/pylock", "__init__", "read"),
-            *_in("lock", "validate", "plan_fields", "load", "model", "names", "errors"),
+            *_in(
+                "lock", "validate", "plan_fields", "load", "model", "names", "errors", "plan_file"
+            ),
         ),
         (
             "tests/hostile/test_lockfile_reading.py",
@@ -104,7 +114,7 @@ AREAS: dict[str, Area] = {
     "lock-write": Area(
         (
             *_in("lock", "__init__", "pipeline", "pypi", "conda", "header", "portability"),
-            *_in("lock", "targets"),
+            *_in("lock", "targets", "session"),
             *_in("lock/conda_lock", "write"),
             *_in("lock/pylock", "write"),
         ),

@@ -29,7 +29,7 @@ import gpuenv.envs.artifacts as artifacts_module
 import gpuenv.envs.python_check as python_check
 import gpuenv.index.config as indexes_module
 import gpuenv.lock as lock_module
-import gpuenv.setup as gpuenv_setup
+import gpuenv.setup.planning as setup_planning
 from gpuenv.cli import main
 from gpuenv.envs.artifacts import Artifact, gather
 from gpuenv.envs.python_check import PythonUnavailable, check_python_available
@@ -38,7 +38,7 @@ from gpuenv.fs.safe_paths import UnsafePathError
 from gpuenv.lock.load import load_locked
 from gpuenv.machine.describe import describe_machine
 from gpuenv.recipes import load_knowledge_base
-from gpuenv.setup import SetupPlan
+from gpuenv.setup.planning import SetupPlan
 from installrepos import PY, InstallRepos, gpuenv, jax_plan, make_lock, run_in
 from isolation import record_uv_calls
 from lockdata import dump, load, package, write_for_wheels, write_valid
@@ -487,7 +487,7 @@ def test_setup_checks_the_python_before_it_gathers_anything(
     gathered: list[object] = []
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(detect_module, "detect_machine", lambda: machine)
-    monkeypatch.setattr(gpuenv_setup, "plan_setup", plan_setup)
+    monkeypatch.setattr(setup_planning, "plan_setup", plan_setup)
     monkeypatch.setattr(lock_module, "lock_plan", lock_plan)
     monkeypatch.setattr(indexes_module, "user_index_config", lambda: install_repos.indexes)
     monkeypatch.setattr(artifacts_module, "gather", lambda *a, **kw: gathered.append(a))

@@ -25,7 +25,7 @@ from gpuenv.cli import main
 from gpuenv.envs.store import EnvLocation, interpreter, read_metadata
 from gpuenv.machine.describe import describe_machine
 from gpuenv.recipes import load_knowledge_base
-from gpuenv.setup import read_state
+from gpuenv.setup.record import SetupRecord, read_record
 from installrepos import InstallRepos, jax_plan, run_in
 from localrepos import build_simple_index, build_wheel
 from storehelpers import StandInVerdict
@@ -86,6 +86,12 @@ def local(
     return chosen
 
 
+def recorded() -> SetupRecord:
+    record = read_record("default")
+    assert record is not None
+    return record
+
+
 def gpuenv_main(*args: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
     with pytest.raises(SystemExit) as exited:
         main(list(args))
@@ -106,7 +112,7 @@ def test_extra_packages_are_locked_with_the_framework_and_survive_a_rebuild(
     assert code == 0, err
     assert "(new, venv)" in out
     assert run_in(env_python(), "import jax, tinytool; print(tinytool.V)") == "1"
-    assert read_state("default")["packages"] == ["tinytool<2"]
+    assert recorded().packages == ("tinytool<2",)
     # a new knowledge base (here: a newer JAX) rebuilds the environment: tinytool stays
     local["jax"] = "0.4.31"
     code, out, err = gpuenv_main("setup", "--force", capsys=capsys)  # as a changed inputs hash
@@ -130,9 +136,12 @@ def test_gpuenv_add_locks_another_package_into_the_environment(
     # add keeps the framework release the environment has, and says whose summary it is
     assert local["asked"][0] == "jax==0.4.30" and "keeping the framework releases" in err
     assert out.startswith("gpuenv add: ")
-    assert read_state("default")["frameworks"] == ["jax"]  # the request itself is unchanged
+    assert recorded().frameworks == ("jax",)  # the request itself is unchanged
     assert run_in(env_python(), "import otherlib, tinytool; print(tinytool.V)") == "2"
-    assert read_state("default")["packages"] == ["otherlib", "tinytool>=2"]
+    assert recorded().packages == (
+        "otherlib",
+        "tinytool>=2",
+    )
     assert set(read_metadata(env_python().parent.parent)["pip_packages"]) >= {
         "jax",
         "otherlib",
@@ -141,7 +150,7 @@ def test_gpuenv_add_locks_another_package_into_the_environment(
     # --fresh forgets them
     code, _out, err = gpuenv_main("setup", "jax", "--fresh", capsys=capsys)
     assert code == 0, err
-    assert read_state("default")["packages"] == []
+    assert recorded().packages == ()
     done = subprocess.run([str(env_python()), "-c", "import otherlib"], check=False)
     assert done.returncode != 0
 
@@ -174,7 +183,7 @@ def test_jupyter_registers_a_kernel_that_outlives_rebuilds_and_goes_with_the_env
     assert run_in(python, "import jax; print(jax.__version__)") == "0.4.31"
     code, out, err = gpuenv_main("envs", "remove", "default", capsys=capsys)
     assert code == 0 and "removed its Jupyter kernel" in out
-    assert not spec_path.parent.exists() and read_state("default") == {}
+    assert not spec_path.parent.exists() and read_record("default") is None
 
 
 def test_setup_json_is_one_document(
@@ -230,14 +239,14 @@ def test_a_refused_setup_with_json_still_prints_one_document(
 def test_a_damaged_setup_record_is_ignored_not_trusted(
     damage: dict[str, Any], local: dict[str, Any], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from gpuenv.setup import state_path
+    from gpuenv.setup.record import record_path
 
     assert gpuenv_main("setup", "jax", "tinytool", capsys=capsys)[0] == 0
-    path = state_path("default")
+    path = record_path("default")
     path.write_text(json.dumps({**json.loads(path.read_text()), **damage}))
     code, _out, err = gpuenv_main("setup", "jax", "--force", capsys=capsys)
     assert code == 0, err
-    assert "Traceback" not in err and read_state("default")["packages"] == []
+    assert "Traceback" not in err and recorded().packages == ()
 
 
 def test_the_activate_line_setup_prints_is_safe_to_paste(
@@ -282,7 +291,7 @@ def test_an_explicit_lab_file_wins_over_the_recorded_request(
     code, _, err = gpuenv_main("setup", "--lab", str(lab), capsys=capsys)
     assert code == 0, err
     assert f"the lab file {lab} replaces the request recorded for default" in err
-    state = read_state("default")
-    assert state["lab_class"] == "cpu-only" and state["frameworks"] == []
-    assert not any("tinytool" in p for p in state.get("packages", []))
+    state = recorded()
+    assert state.lab_class == "cpu-only" and state.frameworks == ()
+    assert not any("tinytool" in p for p in state.packages)
     assert run_in(env_python(), "import otherlib; print('ok')") == "ok"

@@ -7,6 +7,7 @@ import click
 import pytest
 
 from gpuenv.commands.setup import _environments
+from gpuenv.setup.options import SetupUsageError
 from installrepos import gpuenv
 
 
@@ -32,7 +33,7 @@ def test_one_environment_per_framework_each_with_the_packages() -> None:
     ],
 )
 def test_split_refuses_what_it_cannot_honour(requirements, name, as_json) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(click.UsageError, match="--split"):
+    with pytest.raises((click.UsageError, SetupUsageError), match="--split"):
         _environments(requirements, name, True, None, as_json)
 
 

@@ -23,13 +23,15 @@ import gpuenv.detect
 import gpuenv.envs.transaction as transaction
 import gpuenv.index.config
 import gpuenv.lock
-import gpuenv.setup
+import gpuenv.setup.pending
+import gpuenv.setup.planning
 import gpuenv.verify
 from gpuenv.cli import main
 from gpuenv.envs.store import EnvLocation, read_metadata, store_root
 from gpuenv.machine.describe import describe_machine
 from gpuenv.recipes import load_knowledge_base
-from gpuenv.setup import SetupPlan, read_state
+from gpuenv.setup.planning import SetupPlan
+from gpuenv.setup.record import read_record
 from installrepos import InstallRepos, jax_plan, run_in
 from storehelpers import StandInVerdict
 
@@ -55,7 +57,7 @@ def stack(
 
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(gpuenv.detect, "detect_machine", lambda: machine)
-    monkeypatch.setattr(gpuenv.setup, "plan_setup", plan_setup)
+    monkeypatch.setattr(gpuenv.setup.planning, "plan_setup", plan_setup)
     monkeypatch.setattr(gpuenv.lock, "lock_plan", lock_plan)
     monkeypatch.setattr(gpuenv.index.config, "user_index_config", lambda: install_repos.indexes)
     monkeypatch.setattr(gpuenv.verify, "verify_environment", lambda *_a, **_kw: StandInVerdict())
@@ -70,13 +72,14 @@ def setup(*args: str) -> int:
 
 def recorded() -> dict[str, Any]:
     """The state setup recorded, the lockfile at the recorded path, and the live environment."""
-    state = read_state("default")
-    lockfile = Path(state["lockfile"])
+    state = read_record("default")
+    assert state is not None
+    lockfile = Path(state.lockfile)
     live = EnvLocation.named("default").current()
     assert live is not None
     meta = read_metadata(live)
     return {
-        "state_sha": state["lockfile_sha256"],
+        "state_sha": state.lockfile_sha256,
         "file_sha": hashlib.sha256(lockfile.read_bytes()).hexdigest(),
         "env_sha": meta["lockfile_sha256"],
         "env_lockfile": meta["lockfile"],
@@ -148,7 +151,7 @@ def test_setup_interrupted_after_the_swap_heals_on_the_next_run(
         raise KeyboardInterrupt
 
     with monkeypatch.context() as patched:
-        patched.setattr(gpuenv.setup, "promote_lockfile", interrupted)
+        patched.setattr(gpuenv.setup.pending, "promote_lockfile", interrupted)
         assert setup("--force") == 130
     after = recorded()
     assert after["jax"] == "0.4.31"  # the new environment is live ...

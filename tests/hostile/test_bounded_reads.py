@@ -75,9 +75,9 @@ def test_pip_config_file(kind: str, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("kind", ["fifo", "deep", "huge"])
 def test_setup_record(kind: str) -> None:
-    from gpuenv.setup import state_path
+    from gpuenv.setup.record import record_path
 
-    path = state_path("lab")
+    path = record_path("lab")
     path.parent.mkdir(parents=True)
     if kind == "fifo":
         os.mkfifo(path)
@@ -86,9 +86,9 @@ def test_setup_record(kind: str) -> None:
     else:
         with path.open("wb") as fh:
             fh.truncate(5 << 30)  # sparse: 5 GB that were never written
-    done = _python("from gpuenv.setup import read_state; print(read_state('lab'))")
+    done = _python("from gpuenv.setup.record import read_record; print(read_record('lab'))")
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "{}"
+    assert done.stdout.strip() == "None"
 
 
 def test_add_checks_the_name_before_using_it(tmp_path: Path) -> None:

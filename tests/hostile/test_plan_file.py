@@ -73,11 +73,11 @@ def test_a_fifo_plan_file_is_refused_without_waiting(tmp_path: Path) -> None:
 
 
 def test_the_plan_resolve_saves_is_accepted(tmp_path: Path) -> None:
-    from gpuenv.commands.lock import _read_plan_file
+    from gpuenv.lock.plan_file import read_plan_file
 
     saved = _saved_plan(tmp_path)
     assert "rejected" in saved  # resolve explains the other builds; lock ignores that part
     path = tmp_path / "plan.json"
     path.write_text(json.dumps(saved), encoding="utf-8")
-    plan = _read_plan_file(path)
+    plan = read_plan_file(path)
     assert plan.python == saved["python"] and set(plan.frameworks) == {"jax"}

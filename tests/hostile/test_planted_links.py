@@ -25,7 +25,13 @@ from gpuenv.envs.jupyter import (
 from gpuenv.envs.store import store_root
 from gpuenv.errors import exit_code
 from gpuenv.fs.atomic_write import OutputPathError, atomic_write_text
-from gpuenv.setup import SetupRecordError, read_state, state_path, write_state
+from gpuenv.setup.record import (
+    SetupRecord,
+    SetupRecordError,
+    read_record,
+    record_path,
+    write_record,
+)
 from installrepos import gpuenv
 
 PRECIOUS = "the user's own file\n"
@@ -47,11 +53,11 @@ def _untouched(precious: Path) -> bool:
 
 @pytest.mark.parametrize("planted", ["NAME.tmp", "NAME.json"])
 def test_the_setup_record_is_never_written_through_a_link(planted: str, precious: Path) -> None:
-    path = state_path("lab")
+    path = record_path("lab")
     path.parent.mkdir(parents=True)
     (path.parent / planted.replace("NAME", "lab")).symlink_to(precious)
     try:
-        write_state("lab", {"stack": "jax"})
+        write_record("lab", SetupRecord(stack="jax"))
     except SetupRecordError as exc:
         assert "symbolic link" in str(exc)  # the record itself is the link: refused
     assert _untouched(precious)
@@ -61,16 +67,16 @@ def test_a_setup_folder_that_is_a_link_is_refused(precious: Path) -> None:
     store_root().mkdir(parents=True)
     (store_root() / ".setup").symlink_to(precious.parent)
     with pytest.raises(SetupRecordError, match="symbolic link"):
-        write_state("lab", {"stack": "jax"})
+        write_record("lab", SetupRecord(stack="jax"))
     assert _untouched(precious)
     assert exit_code(SetupRecordError("x")) == 1
 
 
 def test_the_setup_record_is_still_written(tmp_path: Path) -> None:
-    write_state("lab", {"stack": "jax"})
-    write_state("lab", {"stack": "torch"})
-    assert read_state("lab") == {"stack": "torch"}
-    assert [p.name for p in state_path("lab").parent.iterdir()] == ["lab.json"]
+    write_record("lab", SetupRecord(stack="jax"))
+    write_record("lab", SetupRecord(stack="torch"))
+    assert read_record("lab") == SetupRecord(stack="torch")
+    assert [p.name for p in record_path("lab").parent.iterdir()] == ["lab.json"]
 
 
 def test_kernel_json_is_never_written_through_a_link(tmp_path: Path, precious: Path) -> None:

@@ -94,13 +94,13 @@ def remove_command(ctx: click.Context, name: str, as_json: bool) -> None:
     from gpuenv.envs.inventory import remove_environment
     from gpuenv.envs.jupyter import kernel_dir, remove_kernel
     from gpuenv.envs.store import EnvLocation
-    from gpuenv.setup import state_path
+    from gpuenv.setup.record import record_path
 
     where = EnvLocation.named(name)
     removed = remove_environment(where)
     kernel = remove_kernel(name, os.environ)  # only this environment's, only if gpuenv wrote it
     with contextlib.suppress(OSError):
-        state_path(name).unlink()  # what setup recorded for it: a new setup starts afresh
+        record_path(name).unlink()  # what setup recorded for it: a new setup starts afresh
     if as_json or json_output.requested():  # `envs --json remove NAME` asks for JSON too
         json_output.emit_result(ctx, name=name, environment=str(where.link), removed=str(removed))
         return

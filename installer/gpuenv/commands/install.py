@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 import click
 
@@ -18,6 +18,9 @@ from gpuenv.commands.env_options import (
     origin_options,
 )
 from gpuenv.commands.progress import Reporter
+
+if TYPE_CHECKING:
+    from gpuenv.envs.install_lockfile import LockfileInstall
 
 
 @click.command("install")
@@ -67,7 +70,7 @@ def install_command(
 
     Without --name or --prefix the environment is named after the lockfile (jax.conda-lock.yml:
     jax)."""
-    from gpuenv.envs.install_lockfile import install_lockfile, stack_text
+    from gpuenv.envs.install_lockfile import install_lockfile
 
     if offline and wheelhouse is None:
         raise click.UsageError("--offline needs --from DIR (a folder filled by `gpuenv fetch`)")
@@ -91,6 +94,13 @@ def install_command(
         done_downloading=report.done_downloading,
         notice=lambda line: click.echo(line, err=True),  # even with -q: never wait silently
     )
+    _render(done, lockfile, prefix, as_json)
+
+
+def _render(done: LockfileInstall, lockfile: Path, prefix: Optional[Path], as_json: bool) -> None:
+    """What the install did, for people or (--json) for scripts."""
+    from gpuenv.envs.install_lockfile import stack_text
+
     where = done.where
     if done.status == "unchanged":
         if as_json:  # stdout holds only the JSON document
@@ -208,7 +218,7 @@ def _installed_json(
         "backend": result.backend,
         "lockfile": os.path.abspath(lockfile),
         "lockfile_sha256": locked.content_sha256,
-        **json_output.plan_summary(locked.plan),
+        **locked.plan.summary(),
     }
 
 
@@ -227,5 +237,5 @@ def _unchanged_json(
         "backend": read_metadata(env_dir).get("backend"),
         "lockfile": os.path.abspath(lockfile),
         "lockfile_sha256": locked.content_sha256,
-        **json_output.plan_summary(locked.plan),
+        **locked.plan.summary(),
     }

@@ -126,16 +126,3 @@ def emit_error(message: str, status: int) -> None:
     if not _requested or _emitted:
         return
     emit(result(_command or "gpuenv", False, status, error=message))
-
-
-def plan_summary(plan: Any) -> dict[str, Any]:
-    """The part of a Plan a script looks at: target and stack (the full Plan is `resolve --json`)."""
-    return {
-        "platform": plan.platform,
-        "python": plan.python,
-        "accelerator": plan.accelerator,
-        "frameworks": {
-            name: {"version": f.version, "variant": f.variant, "cuda": f.cuda, "cudnn": f.cudnn}
-            for name, f in plan.frameworks.items()
-        },
-    }

@@ -2,32 +2,15 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
-import stat
 from pathlib import Path
 from typing import Any, Optional
 
-from gpuenv.commands.json_output import plan_summary
+from gpuenv.fs.file_hash import file_sha256
 
 
 def absolute(path: Path) -> str:
     return os.path.abspath(path)
-
-
-def file_sha256(path: Path) -> Optional[str]:
-    """The file's content hash; None when there is no regular file (yet). Only a regular file is
-    opened: a pipe or a device given as -o would block or never end (lock then refuses it)."""
-    try:
-        if not stat.S_ISREG(os.lstat(path).st_mode):
-            return None
-        digest = hashlib.sha256()
-        with path.open("rb") as fh:
-            for block in iter(lambda: fh.read(1 << 20), b""):
-                digest.update(block)
-        return digest.hexdigest()
-    except OSError:
-        return None
 
 
 def locked_json(result: Any, fmt: str, before: Optional[str]) -> dict[str, Any]:
@@ -37,7 +20,7 @@ def locked_json(result: Any, fmt: str, before: Optional[str]) -> dict[str, Any]:
     return {
         "lockfile": absolute(result.path),
         "format": fmt,
-        **plan_summary(result.plan),
+        **result.plan.summary(),
         "pip_count": result.pip_count,
         "conda_count": result.conda_count,
         "exclude_newer": result.exclude_newer,
@@ -54,17 +37,17 @@ def check_json(ok: bool, message: str, output: Path, plan: Any) -> dict[str, Any
         "up_to_date": ok,
         "exists": output.exists(),
         "reason": message,
-        **plan_summary(plan),
+        **plan.summary(),
     }
 
 
-def failed_json(name: str, output: Path, exc: BaseException, status: int) -> dict[str, Any]:
+def failed_json(name: str, output: Path, error: str, status: int) -> dict[str, Any]:
     """A lab class that could not be locked or checked."""
     return {
         "class": name,
         "status": "failed",
         "lockfile": absolute(output),
-        "error": str(exc),
+        "error": error,
         "exit": status,
     }
 

@@ -3,7 +3,7 @@ validate the knowledge base, measure it against the wheels, draft new rows."""
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import click
 
@@ -12,6 +12,9 @@ from gpuenv.index.redact import redact_text
 from gpuenv.output import shown
 from gpuenv.recipes import load_knowledge_base
 from gpuenv.recipes.check import check
+
+if TYPE_CHECKING:
+    from gpuenv.recipes.verify import Reading
 
 
 @click.group("recipes")
@@ -157,7 +160,7 @@ def verify_command(
     their fatbin headers read. The binary wins: a row that differs is an error (exit 1)."""
     from gpuenv.index.config import default_index_url
     from gpuenv.index.simple import file_sha256s, project_files
-    from gpuenv.recipes.verify import Reading, artifact_findings
+    from gpuenv.recipes.verify import artifact_findings
 
     kb = load_knowledge_base()
     if framework and framework not in kb.frameworks:
@@ -171,28 +174,8 @@ def verify_command(
 
     def show(reading: Reading) -> None:
         readings.append(reading)
-        if as_json:
-            return
-        t = reading.target
-        # the wheel's name is the index's, the members' the wheel's: shown escaped
-        click.echo(
-            shown(f"{reading.wheel} (sha256 {reading.sha256}; row {t.framework} {t.release})")
-        )
-        for lib in reading.libraries:
-            click.echo(
-                f"  {shown(lib.member)}: sass {', '.join(lib.sass) or '-'};"
-                f" ptx {', '.join(lib.ptx) or '-'} ({lib.containers} fatbins"
-                f"{'; a bundled NVIDIA library, not counted' if lib.vendored else ''})"
-            )
-            if (lib.sass_everywhere, lib.ptx_everywhere) != (lib.sass, lib.ptx):
-                click.echo(
-                    f"    in every fatbin: sass {', '.join(lib.sass_everywhere) or '-'};"
-                    f" ptx {', '.join(lib.ptx_everywhere) or '-'}"
-                )
-        verdict = redact_text("; ".join(reading.differences()) or "matches the row")
-        click.echo(
-            f"  wheel: sass {', '.join(reading.sass) or '-'}; ptx {', '.join(reading.ptx) or '-'}: {verdict}"
-        )
+        if not as_json:
+            _show_reading(reading)
 
     url = index or default_index_url()
     findings = artifact_findings(
@@ -215,3 +198,25 @@ def verify_command(
         )
     if errors:
         raise SystemExit(1)
+
+
+def _show_reading(reading: Reading) -> None:
+    """One wheel's reading, for people: its libraries' arch lists and the verdict."""
+    t = reading.target
+    # the wheel's name is the index's, the members' the wheel's: shown escaped
+    click.echo(shown(f"{reading.wheel} (sha256 {reading.sha256}; row {t.framework} {t.release})"))
+    for lib in reading.libraries:
+        click.echo(
+            f"  {shown(lib.member)}: sass {', '.join(lib.sass) or '-'};"
+            f" ptx {', '.join(lib.ptx) or '-'} ({lib.containers} fatbins"
+            f"{'; a bundled NVIDIA library, not counted' if lib.vendored else ''})"
+        )
+        if (lib.sass_everywhere, lib.ptx_everywhere) != (lib.sass, lib.ptx):
+            click.echo(
+                f"    in every fatbin: sass {', '.join(lib.sass_everywhere) or '-'};"
+                f" ptx {', '.join(lib.ptx_everywhere) or '-'}"
+            )
+    verdict = redact_text("; ".join(reading.differences()) or "matches the row")
+    click.echo(
+        f"  wheel: sass {', '.join(reading.sass) or '-'}; ptx {', '.join(reading.ptx) or '-'}: {verdict}"
+    )

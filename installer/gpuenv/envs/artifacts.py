@@ -28,7 +28,6 @@ body), and a stalled one times out after GPUENV_DOWNLOAD_TIMEOUT seconds without
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import os
 import re
@@ -389,11 +388,11 @@ def _short(exc: Exception) -> str:
 
 
 def _disk_advice(path: Path, exc: OSError) -> str:
-    reason = exc.strerror or str(exc)
-    if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
-        fix = f"free some space on the disk that holds {path.parent}"
-    elif exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-        fix = f"{path.parent} is not writable: fix its permissions, or choose another folder"
-    else:
-        fix = "fix the folder, then run the same command again"
-    return f"cannot write {path}: {reason}; {fix}. Nothing was installed."
+    from gpuenv.fs.disk_errors import disk_advice
+
+    return disk_advice(
+        path,
+        exc,
+        elsewhere="choose another folder",
+        outcome="Nothing was installed.",
+    )

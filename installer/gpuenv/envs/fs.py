@@ -8,7 +8,6 @@ the folder gpuenv owns (the store, or a `--prefix`'s versions folder).
 from __future__ import annotations
 
 import contextlib
-import errno
 import os
 import shutil
 import stat
@@ -120,18 +119,10 @@ def remove_tree_quietly(path: Path, root: Path) -> None:
 
 def disk_error(exc: OSError, what: str) -> InstallError:
     """One actionable message for an OSError while writing an environment."""
-    where = exc.filename or what
-    if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
-        return InstallError(
-            f"no space left on device while writing {where}: free some space, or install"
-            " elsewhere (set GPUENV_HOME, or use --prefix DIR on another disk)"
-        )
-    if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-        return InstallError(
-            f"cannot write {where} ({exc.strerror or exc}): it is read-only or not yours; make it"
-            " writable, or install elsewhere (set GPUENV_HOME, or use --prefix DIR)"
-        )
-    return InstallError(f"could not write {where}: {exc.strerror or exc}")
+    from gpuenv.fs.disk_errors import disk_advice
+
+    elsewhere = "install elsewhere (set GPUENV_HOME, or use --prefix DIR on another disk)"
+    return InstallError(disk_advice(exc.filename or what, exc, elsewhere=elsewhere))
 
 
 def removal_error(exc: OSError, what: str) -> InstallError:

@@ -9,7 +9,6 @@ message naming the path and what to do (exit 1), with no temporary file left beh
 
 from __future__ import annotations
 
-import errno
 import os
 import shutil
 import stat
@@ -33,11 +32,13 @@ class OutputWriteError(GpuenvError, OSError):
 
     exit_code = FAILURE_EXIT
     reason = ""
+    cause: Optional[OSError] = None  # the system's error, for callers with their own advice
 
 
 def _write_error(path: Path, exc: OSError) -> OutputWriteError:
     error = OutputWriteError(_advice(path, exc))
     error.reason = exc.strerror or str(exc)
+    error.cause = exc
     return error
 
 
@@ -146,13 +147,11 @@ def atomic_write_bytes(
 
 
 def _advice(path: Path, exc: OSError) -> str:
-    reason = exc.strerror or str(exc)
-    if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
-        fix = "free some space on that disk, or write the file elsewhere (-o PATH)"
-    elif exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM):
-        fix = (
-            "the folder is not writable: write the file elsewhere (-o PATH) or fix its permissions"
-        )
-    else:
-        fix = "write the file elsewhere (-o PATH)"
-    return f"cannot write {path}: {reason}; {fix}. Nothing was written there."
+    from gpuenv.fs.disk_errors import disk_advice
+
+    return disk_advice(
+        path,
+        exc,
+        elsewhere="write the file elsewhere (-o PATH)",
+        outcome="Nothing was written there.",
+    )

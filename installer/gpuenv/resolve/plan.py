@@ -160,6 +160,19 @@ class Plan:
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=2) + "\n"
 
+    def summary(self) -> dict[str, Any]:
+        """The part a script looks at (`--json` of lock, install, setup): target and stack;
+        the whole Plan is `resolve --json`."""
+        return {
+            "platform": self.platform,
+            "python": self.python,
+            "accelerator": self.accelerator,
+            "frameworks": {
+                name: {"version": f.version, "variant": f.variant, "cuda": f.cuda, "cudnn": f.cudnn}
+                for name, f in self.frameworks.items()
+            },
+        }
+
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Plan:
         if data.get("schema") != PLAN_SCHEMA:

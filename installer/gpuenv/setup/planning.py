@@ -1,66 +1,29 @@
-"""`gpuenv setup`: detect, resolve (or pick the lab class's lockfile), lock, install, verify.
-
-Every step is the same code as its own command; setup only chains them and remembers what it
-did (`<store>/.setup/<name>.json`), so a second run with nothing changed is a quick no-op.
-"""
+"""The plan and the lockfile for this machine: the lab class's (read once, so what is shown is
+what is installed), or one resolved here against what the reachable sources publish, for a
+Python this machine has or uv can fetch."""
 
 from __future__ import annotations
 
-import contextlib
-import datetime as dt
-import hashlib
-import json
 import os
-import re
-import secrets
 import subprocess
-import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
-from gpuenv.envs.errors import InstallError
 from gpuenv.envs.store import store_root
 from gpuenv.index.config import IndexConfig
-from gpuenv.lab.load import Lab, LabError, lab_class_plan, with_packages
+from gpuenv.lab.load import LabError, lab_class_plan, with_packages
 from gpuenv.machine import Machine
 from gpuenv.recipes import KnowledgeBase
 from gpuenv.resolve.plan import DEFAULT_REQUIREMENTS, Plan
+from gpuenv.setup.options import SetupOptions
 from gpuenv.versions import major_minor, version_key
 
 if TYPE_CHECKING:  # the no-op check imports this module: no lockfile stack for it
     from gpuenv.lock.model import LockedEnvironment
 
 Say = Callable[[str], None]
-
-
-@dataclass(frozen=True)
-class SetupOptions:
-    requirements: tuple[str, ...]
-    name: str
-    lab: Optional[Lab] = None
-    python: Optional[str] = None
-    no_gpu: bool = False
-    require_gpu: bool = False
-    dry_run: bool = False
-    force: bool = False
-    packages: tuple[str, ...] = ()  # extra packages locked beside the frameworks
-    jupyter: bool = False  # also install ipykernel and register a kernel
-    allow_cpu_fallback: bool = False  # a CPU build where the planned GPU one cannot be locked
-
-    @property
-    def wants_kernel(self) -> bool:
-        return self.jupyter or bool(self.lab and self.lab.jupyter)
-
-    def extra_packages(self) -> tuple[str, ...]:
-        """The lab's packages, then this command's (a later one for a project wins), and
-        ipykernel when a kernel is wanted."""
-        from gpuenv.resolve.packages import merge_packages
-
-        kernel = ("ipykernel",) if self.jupyter else ()
-        return merge_packages(self.lab.packages if self.lab else (), self.packages, kernel)
 
 
 @dataclass(frozen=True)
@@ -73,143 +36,6 @@ class SetupPlan:
     notes: tuple[str, ...]
     lockfile_exists: bool
     locked: Optional[LockedEnvironment] = None  # the lockfile as read for the plan, if it exists
-
-
-def state_path(name: str) -> Path:
-    """Where setup records environment `name`; the name is checked first (a plain store name),
-    so `add -n ../../x` never becomes a path outside the store."""
-    from gpuenv.envs.store import check_name
-
-    return store_root() / ".setup" / f"{check_name(name)}.json"
-
-
-def inputs_hash(
-    machine: Machine, opts: SetupOptions, kb: KnowledgeBase, indexes: IndexConfig
-) -> str:
-    described = machine.to_json()
-    described.pop("pythons", None)  # interpreters come and go without changing the plan
-    described.pop("notes", None)
-    data = {
-        "machine": described,
-        "requirements": list(opts.requirements),
-        "lab": hashlib.sha256(opts.lab.path.read_bytes()).hexdigest() if opts.lab else None,
-        "python": opts.python,
-        "no_gpu": opts.no_gpu,
-        "require_gpu": opts.require_gpu,
-        "packages": list(opts.packages),
-        "jupyter": opts.jupyter,
-        # only when given, so that setups recorded before the option stay unchanged
-        **({"allow_cpu_fallback": True} if opts.allow_cpu_fallback else {}),
-        "knowledge_base": kb.digest,
-        "indexes": [*indexes.all_indexes(), *indexes.find_links],
-    }
-    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
-
-
-MAX_RECORD_BYTES = 4 << 20  # a record is a few kB; a huge one is not setup's
-
-
-def read_state(name: str) -> dict[str, Any]:
-    """What setup recorded for `name`; {} when there is nothing usable. Read through the bounded,
-    non-blocking reader (a FIFO, /dev/zero, a link or a 3 GB file there is no record, not a
-    hang), and only a JSON object counts."""
-    from gpuenv.fs import strict_json
-    from gpuenv.fs.safe_paths import UnsafePathError, read_bounded
-
-    path = state_path(name)
-    if not os.path.lexists(path):
-        return {}
-    try:
-        raw = read_bounded(path, MAX_RECORD_BYTES, "setup record", follow_links=False)
-        data = strict_json.loads(raw.decode("utf-8"))
-    except (UnsafePathError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
-
-
-def write_state(name: str, data: dict[str, Any]) -> None:
-    from gpuenv.fs.atomic_write import OutputPathError, OutputWriteError, atomic_write_text
-
-    path = state_path(name)
-    try:
-        # the one atomic writer: a link planted at `.setup` or at the record is refused, not
-        # written through
-        text = json.dumps(data, indent=2, sort_keys=True) + "\n"
-        atomic_write_text(path, text, root=store_root())
-    except (OutputPathError, OutputWriteError) as exc:
-        raise SetupRecordError(
-            f"could not record setup's state in {path}: {_reason(exc)}; the environment itself"
-            " is installed"
-        ) from None
-
-
-def _reason(exc: Exception) -> str:
-    from gpuenv.fs.atomic_write import OutputWriteError
-
-    if isinstance(exc, OutputWriteError) and exc.reason:
-        return f"{exc.reason}: free space or make it writable"
-    return str(exc)
-
-
-class SetupRecordError(InstallError):
-    """Setup could not write what it records (its state, the lockfile): exit 1."""
-
-
-def pending_lockfile(final: Path) -> Path:
-    """Where setup writes a new lockfile until its environment is live: beside `final` (so
-    moving it into place is one rename), under a name no other run uses. Those a killed setup
-    left are removed first."""
-    remove_stale_pending(final)
-    return final.with_name(f".{final.name}.{os.getpid()}-{secrets.token_hex(4)}.pending")
-
-
-_STALE_AFTER = 24 * 3600.0  # where a pid cannot be checked (Windows): older than a day
-
-
-def remove_stale_pending(final: Path) -> list[Path]:
-    """Pending lockfiles of `final` whose setup is gone (killed): a regular file, named as
-    pending_lockfile names them, whose pid no longer runs."""
-    pattern = re.compile(re.escape(f".{final.name}.") + r"(\d+)-[0-9a-f]{8}\.pending")
-    removed = []
-    with contextlib.suppress(OSError):
-        for entry in os.scandir(final.parent):
-            found = pattern.fullmatch(entry.name)
-            if found is None or not entry.is_file(follow_symlinks=False):
-                continue
-            if _still_running(int(found.group(1)), entry.stat(follow_symlinks=False).st_mtime):
-                continue
-            with contextlib.suppress(OSError):
-                os.unlink(entry.path)
-                removed.append(Path(entry.path))
-    return removed
-
-
-def _still_running(pid: int, mtime: float) -> bool:
-    if sys.platform == "win32":  # os.kill would end the process there
-        return time.time() - mtime < _STALE_AFTER
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True  # exists, but not ours to signal
-    return True
-
-
-def promote_lockfile(pending: Path, final: Path) -> None:
-    """The environment built from `pending` is live: from now on it is the recorded lockfile."""
-    try:
-        os.replace(pending, final)
-    except OSError as exc:
-        raise SetupRecordError(
-            f"the environment is installed, but its lockfile could not be moved to {final}"
-            f" ({exc.strerror}); it is at {pending}"
-        ) from exc
-
-
-def discard_pending(pending: Path) -> None:
-    with contextlib.suppress(OSError):
-        pending.unlink()
 
 
 def plan_setup(
@@ -359,7 +185,3 @@ def python_available(version: str, machine: Machine, say: Say, *, may_install: b
     except subprocess.TimeoutExpired:
         return False
     return got.returncode == 0
-
-
-def now() -> str:
-    return dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
