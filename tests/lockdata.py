@@ -10,10 +10,12 @@ from typing import Any
 
 import yaml
 
+from gpuenv.index.config import IndexConfig
 from gpuenv.lock.conda import CondaArtifact
 from gpuenv.lock.conda_lock.write import build_lockfile, write_lockfile
 from gpuenv.lock.model import LockInputs
-from gpuenv.lock.pypi import PipArtifact
+from gpuenv.lock.pypi import PipArtifact, PipCompile, PipLock, pip_request
+from gpuenv.resolve.plan import Plan
 from installrepos import jax_plan
 
 SHA_A = "a" * 64
@@ -127,3 +129,9 @@ def write_for_wheels(
     inputs = LockInputs(plan, (), portable, None, ())
     write_lockfile(build_lockfile(inputs, pip, []), path)
     return path
+
+
+def compile_pip(plan: Plan, *, indexes: IndexConfig, exclude_newer: str | None) -> PipLock:
+    """uv's lock of the plan's pip part, run to its end (what lock_plan does for the pip part)."""
+    with PipCompile(pip_request(plan, indexes, exclude_newer), plan) as run:
+        return run.result()

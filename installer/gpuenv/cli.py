@@ -129,7 +129,7 @@ def main(argv: Any = None) -> None:
         status = exit_code(exc)
         if status is None:
             raise  # a bug: the traceback is the most useful report
-        from gpuenv.index.redact import redact_text
+        from gpuenv.output.redact import redact_text
 
         message = redact_text(str(exc))  # an index URL's password is never shown
         click.echo(f"gpuenv: error: {message}", err=True)
@@ -146,7 +146,7 @@ def main(argv: Any = None) -> None:
 
 def _show_click_error(exc: click.ClickException) -> str:
     """Usage errors in the same one-paragraph form as every other error, with where to look."""
-    from gpuenv.index.redact import redact_text
+    from gpuenv.output.redact import redact_text
 
     message = redact_text(exc.format_message())
     if isinstance(exc, click.UsageError) and exc.ctx is not None:

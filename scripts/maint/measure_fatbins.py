@@ -4,7 +4,7 @@
         [--framework tensorflow] [--release 2.2.3] [--platform linux-64]
 
 For every CUDA build row (one wheel per release and project) it streams the wheel's shared
-libraries, reads their fatbin headers (gpuenv.recipes.artifacts) and appends the reading to the
+libraries, reads their fatbin headers (gpuenv.maint.artifacts) and appends the reading to the
 JSON file (wheel name, sha256 from the index, SASS/PTX per library, the row's lists and the
 differences). Readings already in the file are kept and not repeated, so an interrupted run
 resumes. This is what `gpuenv recipes verify --artifacts` prints, saved for review.
@@ -20,9 +20,9 @@ from pathlib import Path
 
 from gpuenv.index.config import default_index_url
 from gpuenv.index.simple import file_sha256s, project_files
+from gpuenv.maint.artifacts import LibraryArchs
+from gpuenv.maint.verify import Reading, measure, targets
 from gpuenv.recipes import load_knowledge_base
-from gpuenv.recipes.artifacts import LibraryArchs
-from gpuenv.recipes.verify import Reading, measure, targets
 
 
 def main() -> int:

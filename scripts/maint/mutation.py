@@ -69,6 +69,7 @@ AREAS: dict[str, Area] = {
             "workdir",
             "disk_errors",
             "file_hash",
+            "type_names",
         ),
         (
             "tests/hostile/test_safe_paths_edges.py",
@@ -138,7 +139,6 @@ AREAS: dict[str, Area] = {
             "config",
             "origin",
             "pip_config",
-            "redact",
             "remote_wheel",
             "simple",
             "wheel_platforms",
@@ -297,6 +297,11 @@ AREAS: dict[str, Area] = {
     "archs": Area(
         (f"{PKG}/recipes/archs.py",),
         ("tests/resolve/test_arch_rules.py", "tests/verify/test_judge.py"),
+        budget_s=300,
+    ),
+    "redact": Area(
+        (f"{PKG}/output/redact.py",),
+        ("tests/hostile/test_credentials.py::test_redaction",),
         budget_s=300,
     ),
     "cache": Area(

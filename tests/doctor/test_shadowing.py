@@ -17,7 +17,6 @@ from gpuenv.doctor.loader import (
     DEFAULT,
     LD_LIBRARY_PATH,
     conf_dirs,
-    cuda_soname,
     libraries_in,
     search_order,
     version_of,
@@ -31,6 +30,7 @@ from gpuenv.doctor.shadowing import (
     toolkit_variables,
     windows_path_shadowing,
 )
+from gpuenv.recipes.cuda_sonames import cuda_soname
 from installrepos import gpuenv
 from isolation import isolate_store
 from storehelpers import fake_env

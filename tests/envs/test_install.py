@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from gpuenv.envs.inventory import list_environments
+from gpuenv.envs.inventory import scan_store
 from gpuenv.envs.store import EnvLocation, interpreter, read_metadata
 from installrepos import InstallRepos, gpuenv, jax_plan, make_lock, run_in
 
@@ -35,7 +35,7 @@ def test_venv_install_then_noop(install_repos: InstallRepos, tmp_path: Path) -> 
     assert meta["backend"] == "venv" and meta["stack"] == {"jax": "0.4.30 [cpu]"}
     again = gpuenv("install", str(lockfile), "--name", "lab")
     assert again.returncode == 0 and "nothing to do" in again.stdout
-    assert [e.name for e in list_environments()] == ["lab"]
+    assert [e.name for e in scan_store().envs] == ["lab"]
 
 
 def test_altered_hash_is_refused_and_the_old_environment_still_works(

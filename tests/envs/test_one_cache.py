@@ -534,7 +534,7 @@ def test_cache_size_without_uv_still_reports_gpuenv_cache(
     from lockdata import in_process
 
     def no_uv() -> str:
-        raise lock_module.LockError("uv is not installed")
+        raise uv_binary.UvMissingError("uv is not installed")
 
     monkeypatch.setattr(uv_binary, "find_uv", no_uv)
     (gpuenv_cache() / "recipes").mkdir(parents=True)

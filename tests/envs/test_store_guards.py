@@ -24,6 +24,7 @@ from gpuenv.envs import fs
 from gpuenv.envs.errors import CorruptEnvironment, InstallError, StoreInputError
 from gpuenv.envs.inventory import remove_environment
 from gpuenv.envs.store import (
+    METADATA,
     EnvLocation,
     check_name,
     name_problem,
@@ -68,7 +69,7 @@ def test_metadata_larger_than_any_gpuenv_writes_is_refused_even_when_valid() -> 
     # valid JSON of every expected type, only padded: the size alone refuses it
     big = {**fake_metadata("big"), "plan": {"note": "x" * (5 * 1024 * 1024)}}
     version = fake_env("big", raw=json.dumps(big).encode())
-    with pytest.raises(CorruptEnvironment, match="larger than any gpuenv writes"):
+    with pytest.raises(CorruptEnvironment, match="larger than 4 MiB"):
         read_metadata(version)
     small = fake_env("small", metadata={**fake_metadata("small"), "plan": {"note": "x" * 1000}})
     assert read_metadata(small)["plan"]["note"] == "x" * 1000
@@ -139,3 +140,18 @@ def test_install_checks_the_location_again_once_it_holds_the_lock(
         transaction.install(locked, location, [], uv="uv-is-never-run")
     assert built == []  # nothing was built for a place that is no longer gpuenv's
     assert (location.link / "data.csv").read_text() == "theirs\n"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "link"])
+def test_metadata_that_is_no_regular_file_is_refused_without_waiting(kind: str) -> None:
+    version = fake_env("odd")
+    meta = version / METADATA
+    real = meta.read_bytes()
+    meta.unlink()
+    if kind == "fifo":
+        os.mkfifo(meta)  # reading it would block forever
+    else:
+        (version / "elsewhere.json").write_bytes(real)
+        meta.symlink_to(version / "elsewhere.json")
+    with pytest.raises(CorruptEnvironment, match="not a gpuenv environment"):
+        read_metadata(version)

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from gpuenv import cache
-from gpuenv.index.redact import redact_text, redact_url
+from gpuenv.output.redact import redact_text, redact_url
 from installrepos import InstallRepos, gpuenv
 from lockdata import in_process, write_for_wheels
 

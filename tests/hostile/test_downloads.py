@@ -16,11 +16,10 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from gpuenv.envs import artifacts
 from gpuenv.envs.artifacts import Artifact, fetch_all
 from gpuenv.envs.errors import InstallError
 from gpuenv.envs.store import EnvLocation, interpreter
-from gpuenv.index import simple as simple_index
+from gpuenv.index import retry
 from installrepos import InstallRepos, gpuenv, run_in
 from lockdata import in_process, write_for_wheels
 
@@ -92,7 +91,7 @@ def flaky_server(root: Path, mode: str, stall_s: float = 3.0) -> Iterator[tuple[
 
 @pytest.fixture
 def quick_retries(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(artifacts, "BACKOFF_S", 0.01)
+    monkeypatch.setattr(retry, "BACKOFF_S", 0.01)
     monkeypatch.setenv("GPUENV_DOWNLOAD_TIMEOUT", "0.5")
 
 
@@ -129,8 +128,8 @@ def test_a_stalled_download_times_out_with_a_clear_error(
             fetch_all(arts, tmp_path / "house")
         took = time.monotonic() - started
     assert took < 4.5  # 4 tries of 0.5 s without data, not one 5 s stall each
-    assert f"tried {artifacts.ATTEMPTS} times" in str(err.value) and base in str(err.value)
-    assert hits[f"/{arts[0].filename}"] == artifacts.ATTEMPTS
+    assert f"tried {retry.ATTEMPTS} times" in str(err.value) and base in str(err.value)
+    assert hits[f"/{arts[0].filename}"] == retry.ATTEMPTS
     assert not list((tmp_path / "house").rglob("*.whl"))
     assert not list((tmp_path / "house").rglob(".partial-*"))
 
@@ -175,7 +174,7 @@ def test_fetch_portable_from_an_index_that_drops_each_request_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """The index page is retried too (portable lockfiles look each file up there)."""
-    monkeypatch.setattr(simple_index, "BACKOFF_S", 0.01)
+    monkeypatch.setattr(retry, "BACKOFF_S", 0.01)
     wheel = install_repos.wheels / "jax-0.4.30-py3-none-any.whl"
     lockfile = write_for_wheels(tmp_path / "a.lock.yml", [wheel], portable=True)
     assert "index:///jax/" in lockfile.read_text()

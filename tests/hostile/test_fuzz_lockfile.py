@@ -15,8 +15,8 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gpuenv.envs import artifacts
 from gpuenv.envs.store import EnvLocation, read_metadata
+from gpuenv.index import retry
 from installrepos import InstallRepos
 from lockdata import in_process, load, write_for_wheels
 
@@ -134,7 +134,7 @@ def snapshot(root: Path, skip: tuple[Path, ...]) -> dict[str, tuple[int, bytes]]
 def test_mutated_lockfiles_never_escape_or_crash(
     install_repos: InstallRepos, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(artifacts, "BACKOFF_S", 0.0)
+    monkeypatch.setattr(retry, "BACKOFF_S", 0.0)
     monkeypatch.setenv("GPUENV_DOWNLOAD_TIMEOUT", "1")
     wheels = [
         install_repos.wheels / "jax-0.4.30-py3-none-any.whl",

@@ -17,7 +17,7 @@ from contextlib import contextmanager, suppress
 import pytest
 import requests
 
-from gpuenv.index import simple
+from gpuenv.index import retry, simple
 
 PAGE = b'<a href="jax-0.4.30-py3-none-any.whl">jax-0.4.30-py3-none-any.whl</a>\n'
 
@@ -80,8 +80,8 @@ class _HugeGzip(_Huge):
 @pytest.fixture
 def fast(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(simple, "TOTAL_TIMEOUT_S", 1.5)
-    monkeypatch.setattr(simple, "BACKOFF_S", 0.01)
-    monkeypatch.setattr(simple, "ATTEMPTS", 1)
+    monkeypatch.setattr(retry, "BACKOFF_S", 0.01)
+    monkeypatch.setattr(retry, "ATTEMPTS", 1)
 
 
 def test_a_slow_loris_index_is_given_up_on_in_bounded_time(fast: None) -> None:

@@ -15,6 +15,7 @@ import pytest
 import requests
 from urllib3.exceptions import MaxRetryError, NameResolutionError
 
+from gpuenv.index import retry
 from gpuenv.index import simple as simple_index
 
 URL = "https://index.example.invalid/simple"
@@ -36,7 +37,7 @@ def _resolver_failure(errno: int) -> requests.ConnectionError:
 
 @pytest.fixture
 def calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    monkeypatch.setattr(simple_index, "BACKOFF_S", 0.001)
+    monkeypatch.setattr(retry, "BACKOFF_S", 0.001)
     return []
 
 
@@ -63,7 +64,7 @@ def test_a_temporary_resolver_failure_is_retried(
     monkeypatch.setattr(requests, "get", _failing_get(calls, error))
     with pytest.raises(requests.ConnectionError):
         simple_index.project_files(URL, "jax", timeout=1)
-    assert len(calls) == simple_index.ATTEMPTS
+    assert len(calls) == retry.ATTEMPTS
 
 
 def test_a_dropped_connection_is_retried(calls: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
@@ -71,7 +72,7 @@ def test_a_dropped_connection_is_retried(calls: list[str], monkeypatch: pytest.M
     monkeypatch.setattr(requests, "get", _failing_get(calls, error))
     with pytest.raises(requests.ConnectionError):
         simple_index.project_files(URL, "jax", timeout=1)
-    assert len(calls) == simple_index.ATTEMPTS
+    assert len(calls) == retry.ATTEMPTS
 
 
 def test_an_unknown_host_of_a_find_links_page_is_asked_once(
@@ -90,6 +91,7 @@ class _Flaky(http.server.BaseHTTPRequestHandler):
     wheel; 404 for /simple/missing/. Counts every request it gets."""
 
     failures = 0
+    status = 503
     counts: ClassVar[dict[str, int]] = {}
 
     def do_GET(self) -> None:
@@ -97,7 +99,7 @@ class _Flaky(http.server.BaseHTTPRequestHandler):
         if self.path.startswith("/simple/missing/"):
             self.send_error(404)
         elif n <= self.failures:
-            self.send_error(503, "Service Unavailable")
+            self.send_error(self.status)
         else:
             body = b'<a href="/files/jax-0.4.30-py3-none-any.whl">jax-0.4.30-py3-none-any.whl</a>'
             self.send_response(200)
@@ -111,14 +113,16 @@ class _Flaky(http.server.BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def flaky(calls: list[str]) -> Iterator[Callable[[int], tuple[str, dict[str, int]]]]:
+def flaky(calls: list[str]) -> Iterator[Callable[..., tuple[str, dict[str, int]]]]:
     """A loopback index that fails with 503 a given number of times per page, then answers:
     its /simple/ URL, and the requests it counted per path."""
     servers = []
 
-    def start(failures: int) -> tuple[str, dict[str, int]]:
+    def start(failures: int, status: int = 503) -> tuple[str, dict[str, int]]:
         counts: ClassVar[dict[str, int]] = {}
-        handler = type("Handler", (_Flaky,), {"failures": failures, "counts": counts})
+        handler = type(
+            "Handler", (_Flaky,), {"failures": failures, "counts": counts, "status": status}
+        )
         server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         servers.append(server)
@@ -140,13 +144,28 @@ def test_a_503_is_retried_and_the_next_answer_counts(
     assert counts == {"/simple/jax/": 2}
 
 
+@pytest.mark.parametrize(("status", "asked"), [(429, 2), (502, 2), (403, 1)])
+def test_the_index_and_the_downloads_share_one_retry_policy(
+    flaky: Callable[..., tuple[str, dict[str, int]]], status: int, asked: int
+) -> None:
+    """429 (slow down) and 5xx are asked again, a 4xx is not: the same rule as downloads."""
+    index, counts = flaky(1, status)
+    if asked == 1:
+        with pytest.raises(requests.HTTPError, match=str(status)):
+            simple_index.project_files(index, "jax", timeout=5)
+    else:
+        assert "jax-0.4.30-py3-none-any.whl" in simple_index.project_files(index, "jax", timeout=5)
+    assert counts == {"/simple/jax/": asked}
+    assert retry.transient_status(status) is (asked == 2)
+
+
 def test_a_lasting_503_is_asked_a_bounded_number_of_times(
     flaky: Callable[[int], tuple[str, dict[str, int]]],
 ) -> None:
     index, counts = flaky(1000)
     with pytest.raises(requests.HTTPError, match="503"):
         simple_index.project_files(index, "jax", timeout=5)
-    assert counts == {"/simple/jax/": simple_index.ATTEMPTS}
+    assert counts == {"/simple/jax/": retry.ATTEMPTS}
 
 
 def test_a_404_is_answered_at_once(flaky: Callable[[int], tuple[str, dict[str, int]]]) -> None:

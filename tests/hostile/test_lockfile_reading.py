@@ -162,7 +162,7 @@ CASES: list[tuple[str, Mutation, tuple[str, ...]]] = [
     ("package-mapping", _set(("package",), {}), ("package is a mapping",)),
     ("package-str", _set(("package", 0), "jax"), ("package[0] is a string",)),
     ("name-int", _set(("package", 0, "name"), 5), ("package[0].name",)),
-    ("version-int", _jax(version=5), ("jax", "version is a number")),
+    ("version-int", _jax(version=5), ("jax", "version is an integer")),
     ("deps-list", _set(("package", 0, "dependencies"), ["numpy"]), ("dependencies is a list",)),
     ("pip-name-newline", _jax(name="jax\n--index-url http://evil"), ("not a package name",)),
     (
@@ -177,7 +177,7 @@ CASES: list[tuple[str, Mutation, tuple[str, ...]]] = [
     ("duplicate", _duplicate, ("listed twice",)),
     ("platforms-two", _set(("metadata", "platforms"), ["linux-64", "win-64"]), ("exactly one",)),
     ("platform-unknown", _set(("metadata", "platforms"), ["linux-65"]), ("not a platform",)),
-    ("custom-not-str", _custom("gpuenv.inputs_hash", 5), ("inputs_hash is a number",)),
+    ("custom-not-str", _custom("gpuenv.inputs_hash", 5), ("inputs_hash is an integer",)),
     ("not-gpuenv", _custom("gpuenv.format", "2"), ("not written by gpuenv",)),
     # the plan
     ("plan-not-json", _custom("gpuenv.plan", "{not json"), ("gpuenv.plan is not JSON",)),

@@ -22,6 +22,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from gpuenv.envs.store import EnvLocation
+from gpuenv.index import retry
 from gpuenv.lock.errors import LockError
 from gpuenv.lock.pypi import PipArtifact
 from installrepos import InstallRepos, gpuenv, jax_plan, make_lock
@@ -245,9 +246,7 @@ def test_an_index_that_cannot_be_read_is_named_exit_5(
 ) -> None:
     import socket
 
-    from gpuenv.index import simple
-
-    monkeypatch.setattr(simple, "BACKOFF_S", 0.01)
+    monkeypatch.setattr(retry, "BACKOFF_S", 0.01)
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         closed = sock.getsockname()[1]

@@ -75,7 +75,7 @@ def test_the_whole_run_has_a_time_bound(tmp_path: Path) -> None:
             "tensorflow",
             "--index",
             index.simple,
-            patches=[("gpuenv.recipes.verify", "RUN_SECONDS", 8.0)],
+            patches=[("gpuenv.maint.verify", "RUN_SECONDS", 8.0)],
         )
     _clean_failure(out)
     assert "run" in _finding(out.stdout, WHEEL, "bound")

@@ -23,7 +23,7 @@ INTERNAL = {
     "gpuenv.detect._run.ProbeError": "a probe that failed: detect records it and goes on",
     "gpuenv.lock.probe_cache.ProjectMissing": "an index page that is absent: the probe's answer",
     "gpuenv.lock.probe_cache.HostGone": "an index that went away: the probe records it",
-    "gpuenv.recipes.gpu_names.AmbiguousGpu": "a name lookup's answer; resolve.target turns it into a TargetError naming the candidates",
+    "gpuenv.recipes.gpu_names.AmbiguousGpu": "a name lookup's answer; recipes.gpu_lookup turns it into a TargetError naming the candidates",
     "gpuenv.recipes.gpu_names.AmbiguousGpuName": "the same, for a brand name that fits several models",
     "gpuenv.envs.shell_quote.UnquotableError": "a quoting answer; activation turns it into an ActivationError (exit 2)",
     "gpuenv.index.simple.PageTooLarge": "an OSError on purpose: every index reader reports it as that index failing (exit 5)",

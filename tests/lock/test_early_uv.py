@@ -326,7 +326,7 @@ def test_uv_starts_before_the_lockfile_writer_and_the_probe_are_imported(
         "gpuenv.lock.availability",
         "packaging.tags",
         "gpuenv.recipes.check",  # the knowledge base's own checks: never a lock's business
-        "gpuenv.recipes.online",
+        "gpuenv.maint.online",
     )
     out = tmp_path / "jax.conda-lock.yml"
     code = (
@@ -353,4 +353,4 @@ def test_uv_starts_before_the_lockfile_writer_and_the_probe_are_imported(
     before_uv, at_the_end = done.stdout.strip().splitlines()[-1].split("] [")
     assert before_uv == "[[]"  # uv started once, with none of them loaded
     assert "conda_lock" in at_the_end and "gpuenv.lock.availability" in at_the_end
-    assert "gpuenv.recipes.check" not in at_the_end and "gpuenv.recipes.online" not in at_the_end
+    assert "gpuenv.recipes.check" not in at_the_end and "gpuenv.maint.online" not in at_the_end

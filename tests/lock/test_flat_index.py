@@ -13,10 +13,10 @@ import pytest
 
 from gpuenv.index.config import IndexConfig
 from gpuenv.lock.errors import UnsatisfiableError
-from gpuenv.lock.pypi import compile_pip
 from gpuenv.resolve import resolve
 from gpuenv.resolve.plan import PipRequirement
 from localrepos import build_simple_index, build_wheel, find_uv
+from lockdata import compile_pip
 
 pytestmark = pytest.mark.skipif(find_uv() is None, reason="uv is not installed")
 

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from fatbins import ELF, PTX, container, entry, library, nvcc_library, serve_ranges, write_wheel
 from gpuenv.cli import cli
 from gpuenv.index.remote_wheel import WheelReadError
-from gpuenv.recipes.artifacts import LibraryArchs, build_lists, libraries, union, wheel_archs
+from gpuenv.maint.artifacts import LibraryArchs, build_lists, libraries, union, wheel_archs
 from localrepos import build_simple_index, serve_directory
 
 LIB = library(

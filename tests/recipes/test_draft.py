@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
+from gpuenv.maint.draft import DraftError, draft
 from gpuenv.recipes import RecipeError, load_knowledge_base
-from gpuenv.recipes.draft import DraftError, draft
 from localrepos import build_simple_index, build_wheel
 
 if sys.version_info >= (3, 11):
@@ -242,7 +242,7 @@ def test_jax_rows_come_from_its_extras_and_plugin(tmp_path, kb) -> None:
 
 
 def test_cuda_13_library_pins_without_a_suffix_are_drafted() -> None:
-    from gpuenv.recipes.draft.collect import cuda_pins
+    from gpuenv.maint.draft.collect import cuda_pins
 
     metadata = (
         b"Metadata-Version: 2.1\nName: jax-cuda13-plugin\n"

@@ -10,7 +10,7 @@ import pytest
 
 from gpuenv.index.simple import fetch_filenames
 from gpuenv.index.wheel_platforms import platform_of
-from gpuenv.recipes.online import compare, compare_variants, wheel_pythons
+from gpuenv.maint.online import compare, compare_variants, wheel_pythons
 from localrepos import build_simple_index, build_wheel
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Optional
 
-from gpuenv.recipes.online_pins import pin_findings
+from gpuenv.maint.online_pins import pin_findings
 
 WHEEL = "torch-9.0.0-cp312-cp312-manylinux_2_28_x86_64.whl"
 

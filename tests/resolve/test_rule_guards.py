@@ -205,7 +205,7 @@ def test_tensorflow_on_linux_runs_cuda_12_from_cuda_12s_own_linux_floor(describe
 
 def test_a_typed_gpu_name_of_200_characters_is_still_read() -> None:
     from gpuenv.recipes import load_knowledge_base as load
-    from gpuenv.resolve.target import MAX_GPU_TEXT, TargetError, lookup_gpu
+    from gpuenv.recipes.gpu_lookup import MAX_GPU_TEXT, TargetError, lookup_gpu
 
     kb = load()
     for text, too_long in (("x" * MAX_GPU_TEXT, False), ("x" * (MAX_GPU_TEXT + 1), True)):

@@ -24,8 +24,8 @@ import time
 import pytest
 
 from gpuenv.recipes import KnowledgeBase
+from gpuenv.recipes.gpu_lookup import lookup_gpu
 from gpuenv.resolve import TargetError
-from gpuenv.resolve.target import lookup_gpu
 from lockdata import in_process
 
 DRIVER = "550.54.14"

@@ -77,11 +77,10 @@ def clean_command(dry_run: bool, as_json: bool) -> None:
 
 def _uv_cache(size: bool = True) -> tuple[Optional[Path], Optional[int]]:
     from gpuenv.cache import uv_cache, uv_cache_dir
-    from gpuenv.lock.errors import LockError
-    from gpuenv.uv.binary import find_uv
+    from gpuenv.uv.binary import UvMissingError, find_uv
 
     try:
         uv = find_uv()
-    except (LockError, OSError):  # no uv: gpuenv's own cache is still worth reporting
+    except (UvMissingError, OSError):  # no uv: gpuenv's own cache is still worth reporting
         return None, None
     return uv_cache(uv) if size else (uv_cache_dir(uv), None)

@@ -110,7 +110,7 @@ def emit(document: Mapping[str, Any] | list[Any]) -> None:
     """Print the run's one JSON document. ASCII with escapes: any console encoding (a Windows
     code page behind a pipe) can carry it."""
     global _emitted
-    from gpuenv.index.redact import redact_text
+    from gpuenv.output.redact import redact_text
 
     click.echo(redact_text(json.dumps(document, indent=2)))  # no index URL's password
     _emitted = True

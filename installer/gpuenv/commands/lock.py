@@ -17,8 +17,8 @@ from gpuenv.commands.lock_flags import refuse_conflicts, regenerate_command
 from gpuenv.commands.lock_json import check_json, fallback, locked_json
 from gpuenv.commands.machine_options import plan_options
 from gpuenv.fs.file_hash import file_sha256
-from gpuenv.index.redact import redact_text
 from gpuenv.machine.describe import machine_from_options
+from gpuenv.output.redact import redact_text
 
 if TYPE_CHECKING:
     from gpuenv.index.config import IndexConfig

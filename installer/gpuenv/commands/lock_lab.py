@@ -10,8 +10,8 @@ import click
 
 from gpuenv.commands import json_output
 from gpuenv.commands.lock_json import absolute, check_json, failed_json, fallback, locked_json
-from gpuenv.index.redact import redact_text
 from gpuenv.lab.lock_classes import ClassOutcome, LabSwitches, exit_status, lock_classes
+from gpuenv.output.redact import redact_text
 
 _LABELS = {"up_to_date": "ok     ", "missing": "MISSING", "stale": "STALE  "}
 

@@ -21,7 +21,7 @@ class Reporter:
 
     def say(self, message: str) -> None:
         if not self.quiet:
-            from gpuenv.index.redact import redact_text
+            from gpuenv.output.redact import redact_text
 
             click.echo(redact_text(message), err=True)  # notes name index URLs
 

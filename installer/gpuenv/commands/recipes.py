@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING, Optional
 import click
 
 from gpuenv.commands.json_output import emit_result, json_option
-from gpuenv.index.redact import redact_text
 from gpuenv.output import shown
+from gpuenv.output.redact import redact_text
 from gpuenv.recipes import load_knowledge_base
 from gpuenv.recipes.check import check
 
 if TYPE_CHECKING:
-    from gpuenv.recipes.verify import Reading
+    from gpuenv.maint.verify import Reading
 
 
 @click.group("recipes")
@@ -46,19 +46,19 @@ def check_command(
         raise click.UsageError("--artifacts reads wheels from the index: it needs --online")
     if online:
         from gpuenv.index.config import default_index_url
-        from gpuenv.recipes.online import compare
+        from gpuenv.maint.online import compare
 
         index = default_index_url()
         click.echo(f"comparing with {redact_text(index)}", err=True)
         findings += compare(kb, index)
         from gpuenv.index.simple import project_files
-        from gpuenv.recipes.draft.collect import get_small
-        from gpuenv.recipes.online_pins import pin_findings
+        from gpuenv.maint.draft.collect import get_small
+        from gpuenv.maint.online_pins import pin_findings
 
         findings += pin_findings(kb, index, project_files, get_small)
         if artifacts:
             from gpuenv.index.simple import file_sha256s, project_files
-            from gpuenv.recipes.verify import artifact_findings
+            from gpuenv.maint.verify import artifact_findings
 
             findings += artifact_findings(kb, index, project_files, file_sha256s)
     if not as_json:
@@ -114,7 +114,7 @@ def draft_command(framework: str, version: str, indexes: tuple[str, ...]) -> Non
     METADATA and (with range requests) torch/version.py or TensorFlow's build_info.py.
     """
     from gpuenv.index.config import default_index_url
-    from gpuenv.recipes.draft import DraftError, draft
+    from gpuenv.maint.draft import DraftError, draft
 
     kb = load_knowledge_base()
     if framework not in kb.frameworks:
@@ -160,7 +160,7 @@ def verify_command(
     their fatbin headers read. The binary wins: a row that differs is an error (exit 1)."""
     from gpuenv.index.config import default_index_url
     from gpuenv.index.simple import file_sha256s, project_files
-    from gpuenv.recipes.verify import artifact_findings
+    from gpuenv.maint.verify import artifact_findings
 
     kb = load_knowledge_base()
     if framework and framework not in kb.frameworks:

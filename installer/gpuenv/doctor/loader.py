@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Optional
 
 from gpuenv.fs.safe_paths import UnsafePathError, read_bounded
+from gpuenv.recipes.cuda_sonames import cuda_soname
 
 LD_LIBRARY_PATH = "LD_LIBRARY_PATH"
 DEFAULT = "default"
@@ -39,12 +40,6 @@ DEFAULT_DIRS = ("/lib", "/usr/lib", "/lib64", "/usr/lib64", "/usr/lib/x86_64-lin
 # that belongs: it holds the Windows driver's libcuda, which no environment brings, and no
 # soname below, so nothing here reports or removes it.
 
-# The sonames of the CUDA libraries frameworks load: lib<name>.so.<major>. cuDNN 8 and 9 split
-# into libcudnn_ops, _cnn, _adv, _graph, _engines_*, _heuristic (hence the optional suffix).
-_CUDA_LIB = re.compile(
-    r"lib(cudart|cublas|cublasLt|cudnn(?:_[a-z_]+)?|cufft|cufftw|cupti|cusparse|cusparseLt|curand"
-    r"|cusolver|cusolverMg|nccl|nvrtc|nvrtc-builtins|nvJitLink)\.so\.(\d+)(?:\.[0-9.]+)?"
-)
 _MAX_CONF = 1 << 20  # an ld.so.conf larger than this is not one
 _MAX_INCLUDES = 64  # ld.so.conf includes nest; a loop must not hang doctor
 
@@ -73,12 +68,6 @@ class Library:
     path: str  # the folder's entry: /usr/local/cuda/lib64/libcudart.so.12
     version: Optional[str]  # "12.4.127" where readable, None when only the major is known
     origin: str  # as SearchDir.origin
-
-
-def cuda_soname(file_name: str) -> Optional[str]:
-    """`libcudnn.so.8.6.0` -> `libcudnn.so.8`; None for anything that is not a CUDA library."""
-    match = _CUDA_LIB.fullmatch(file_name)
-    return f"lib{match.group(1)}.so.{match.group(2)}" if match else None
 
 
 def version_of(path: str) -> Optional[str]:
@@ -197,16 +186,3 @@ def libraries_in(folder: Path, origin: str) -> list[Library]:
         Library(s, str(folder / n), version_of(str(folder / n)), origin)
         for s, n in sorted(by_soname.items())
     ]
-
-
-def first_found(dirs: Iterable[SearchDir], exclude: Iterable[Path] = ()) -> dict[str, Library]:
-    """For each CUDA soname in these folders, the copy the loader takes first. Folders under
-    `exclude` (gpuenv's store) are skipped."""
-    skip = [os.path.realpath(p) for p in exclude]
-    out: dict[str, Library] = {}
-    for entry in dirs:
-        if is_under(entry.path, skip):
-            continue
-        for lib in libraries_in(Path(entry.path), entry.origin):
-            out.setdefault(lib.soname, lib)
-    return out

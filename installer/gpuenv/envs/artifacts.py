@@ -33,7 +33,6 @@ import os
 import re
 import stat
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,8 +48,6 @@ from gpuenv.index.origin import carries_secret
 from gpuenv.lock.model import LockedEnvironment
 
 CHUNK = 1 << 20
-ATTEMPTS = 4  # one try and three retries, 0.5 s, 1 s and 2 s apart
-BACKOFF_S = 0.5
 CONNECT_TIMEOUT_S = 15.0
 READ_TIMEOUT_S = 60.0  # seconds without a byte before a download counts as stalled
 Progress = Callable[[str, int, Optional[int]], None]  # name, bytes so far, total
@@ -284,7 +281,9 @@ def _copy_checked(source: Source, dest: Path, art: Artifact, progress: Optional[
 def _fill(out: Any, source: Source, art: Artifact, progress: Optional[Progress]) -> tuple[str, str]:
     """Write the source's bytes to `out`, retrying transient download failures from the start;
     the sha256 and md5 of what was written."""
-    for attempt in range(1, ATTEMPTS + 1):
+    from gpuenv.index import retry
+
+    for attempt in range(1, retry.ATTEMPTS + 1):
         sha, md5 = hashlib.sha256(), hashlib.md5(usedforsecurity=False)
         out.seek(0)
         out.truncate()
@@ -298,13 +297,13 @@ def _fill(out: Any, source: Source, art: Artifact, progress: Optional[Progress])
             out.flush()
             return sha.hexdigest(), md5.hexdigest()
         except _Transient as exc:
-            if attempt == ATTEMPTS:
+            if attempt == retry.ATTEMPTS:
                 raise InstallError(
-                    f"could not download {source} ({exc}; tried {ATTEMPTS} times). Check the"
+                    f"could not download {source} ({exc}; tried {retry.ATTEMPTS} times). Check the"
                     " network or the index, then run the same command again: finished files"
                     " are kept."
                 ) from None
-            time.sleep(BACKOFF_S * 2 ** (attempt - 1))
+            retry.pause(attempt)
     raise AssertionError("unreachable")
 
 
@@ -326,11 +325,13 @@ def _read(source: Source) -> Iterator[tuple[bytes, int, Optional[int]]]:
         return
     import requests
 
+    from gpuenv.index.retry import transient_status
+
     try:
         with requests.get(
             source, stream=True, timeout=(CONNECT_TIMEOUT_S, read_timeout())
         ) as response:
-            if response.status_code >= 500 or response.status_code == 429:
+            if transient_status(response.status_code):
                 raise _Transient(f"HTTP {response.status_code}")
             response.raise_for_status()
             length = int(response.headers.get("Content-Length") or 0) or None

@@ -122,12 +122,6 @@ def scan_store(sizes: bool = True) -> StoreScan:
     return scan
 
 
-def list_environments() -> list[EnvSummary]:
-    """The working environments of the store, for callers of the package (`gpuenv envs` uses
-    scan_store, which also tells the broken ones and the leftovers)."""
-    return scan_store().envs
-
-
 def _leftovers(versions: Path, linked: set[str], sizes: bool) -> list[Leftover]:
     out = []
     for entry in _entries(versions):

@@ -36,10 +36,10 @@ from typing import Optional
 
 from gpuenv.index.config import IndexConfig, default_index_url, uv_sources
 from gpuenv.index.origin import same_url, under_any, url_parts
-from gpuenv.index.redact import redact_url
 from gpuenv.lock.conda import DEFAULT_CHANNELS, channel_url
 from gpuenv.lock.errors import SourceUnreachableError, UntrustedOriginError
 from gpuenv.lock.model import PORTABLE_PREFIX, LockedEnvironment
+from gpuenv.output.redact import redact_url
 
 CHANNELS_ENV = "GPUENV_CHANNELS"  # the user's trusted conda channels, beside conda-forge
 MAX_SHOWN = 8  # entries named in one refusal; the rest are counted

@@ -14,9 +14,9 @@ from urllib.parse import unquote, urlsplit
 from gpuenv.envs.errors import InstallError
 from gpuenv.index.config import IndexConfig, default_index_url, uv_sources
 from gpuenv.index.origin import has_credentials, with_credentials
-from gpuenv.index.redact import redact_url
 from gpuenv.index.simple import project_files
 from gpuenv.lock.model import PORTABLE_PREFIX
+from gpuenv.output.redact import redact_url
 
 if TYPE_CHECKING:
     from gpuenv.envs.artifacts import Artifact

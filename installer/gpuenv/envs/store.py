@@ -23,7 +23,7 @@ from typing import Any, Optional
 
 from gpuenv.envs import fs
 from gpuenv.envs.errors import CorruptEnvironment, EnvironmentNotFound, StoreInputError
-from gpuenv.fs.safe_paths import is_sha256, is_windows_device
+from gpuenv.fs.safe_paths import is_regular_file, is_sha256, is_windows_device
 from gpuenv.fs.workdir import gpuenv_home
 
 METADATA = "gpuenv-env.json"
@@ -130,7 +130,7 @@ class EnvLocation:
         if not fs.is_real_dir(folder) or (live is not None and live.name == folder.name):
             return None
         meta = folder / METADATA
-        return folder if meta.is_file() and not meta.is_symlink() else None
+        return folder if is_regular_file(meta) else None
 
     def current(self) -> Optional[Path]:
         """The version folder of a complete environment here (its metadata is written last)."""
@@ -138,7 +138,7 @@ class EnvLocation:
         if target is None:
             return None
         meta = target / METADATA
-        return target if meta.is_file() and not meta.is_symlink() else None
+        return target if is_regular_file(meta) else None
 
     def install_refusal(self) -> Optional[str]:
         """Why an install must not go here (something gpuenv did not make is at the link's path,
@@ -209,16 +209,15 @@ def metadata_problem(data: Any) -> Optional[str]:
 
 def read_metadata(env_dir: Path) -> dict[str, Any]:
     """An environment's metadata, checked for shape; CorruptEnvironment says what is wrong."""
+    from gpuenv.fs.safe_paths import UnsafePathError, read_bounded
+
     path = env_dir / METADATA
+    if not is_regular_file(path):
+        raise CorruptEnvironment(f"{env_dir} is not a gpuenv environment (no {METADATA})")
     try:
-        if path.is_symlink() or not path.is_file():
-            raise CorruptEnvironment(f"{env_dir} is not a gpuenv environment (no {METADATA})")
-        with open(path, "rb") as f:
-            raw = f.read(_MAX_METADATA + 1)
-    except OSError as exc:
-        raise CorruptEnvironment(f"{env_dir}: cannot read {METADATA} ({exc.strerror})") from exc
-    if len(raw) > _MAX_METADATA:
-        raise CorruptEnvironment(f"{env_dir}: {METADATA} is larger than any gpuenv writes")
+        raw = read_bounded(path, _MAX_METADATA, METADATA, follow_links=False)
+    except UnsafePathError as exc:
+        raise CorruptEnvironment(f"{env_dir}: {exc}") from None
     from gpuenv.fs import strict_json
 
     try:

@@ -86,6 +86,15 @@ def is_md5(value: object) -> bool:
     return isinstance(value, str) and _MD5.fullmatch(value) is not None
 
 
+def is_regular_file(path: Path) -> bool:
+    """A regular file at `path` itself: not a link (to one or not), a folder, a pipe or a
+    device; False where nothing can be read there."""
+    try:
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except (OSError, ValueError):  # ValueError: a NUL byte in the path
+        return False
+
+
 def open_regular(path: Path, what: str) -> BinaryIO:
     """`path` open for reading when it is a regular file (links followed); a pipe, a device, a
     socket or a folder is refused without blocking on it: the open does not wait for a FIFO's

@@ -115,7 +115,7 @@ def has_credentials(url: str) -> bool:
 
 def carries_secret(url: str) -> bool:
     """Whether `url` carries what may be a secret, never to be written to a file: user info, or
-    a query (`?token=`, a signed URL's signature; gpuenv.index.redact says why every value)."""
+    a query (`?token=`, a signed URL's signature; gpuenv.output.redact says why every value)."""
     try:
         return has_credentials(url) or bool(urlsplit(url).query)
     except ValueError:

@@ -19,8 +19,8 @@ from packaging.utils import (
     parse_wheel_filename,
 )
 
-ATTEMPTS = 3
-BACKOFF_S = 0.5
+from gpuenv.fs.safe_paths import is_sha256
+
 # One page's whole answer, however the server paces it: requests' timeout bounds each read, so
 # a server that sends a byte every few seconds (slow loris) would otherwise hold a lock forever.
 TOTAL_TIMEOUT_S = 120.0
@@ -29,7 +29,6 @@ MAX_PAGE_BYTES = 64 << 20
 JSON_ACCEPT = "application/vnd.pypi.simple.v1+json, text/html;q=0.1"
 _HREF = re.compile(r'href="([^"]+)"', re.I)
 _CANONICAL = re.compile(r"[a-z0-9]([a-z0-9-]*[a-z0-9])?")  # a canonical project name
-_HEX64 = re.compile(r"[0-9a-fA-F]{64}")
 
 
 def project_files(index_url: str, project: str, timeout: float = 30.0) -> dict[str, str]:
@@ -102,8 +101,8 @@ def _followed(
     """The links a page at `page` may lead to (`followable`)."""
     kept = {name: link for name, link in files.items() if followable(page, link[0])}
     if len(kept) < len(files):
-        from gpuenv.index.redact import redact_url
         from gpuenv.output import debug, shown
+        from gpuenv.output.redact import redact_url
 
         dropped = sorted(set(files) - set(kept))
         debug(
@@ -116,7 +115,7 @@ def _followed(
 def _json_sha256(entry: dict[str, Any]) -> Optional[str]:
     hashes = entry.get("hashes")
     digest = hashes.get("sha256") if isinstance(hashes, dict) else None
-    return digest.lower() if isinstance(digest, str) and _HEX64.fullmatch(digest) else None
+    return digest.lower() if isinstance(digest, str) and is_sha256(digest.lower()) else None
 
 
 class PageTooLarge(OSError):
@@ -184,22 +183,22 @@ def file_sha256s(index_url: str, project: str, timeout: float = 30.0) -> dict[st
 
 
 def _get(url: str, headers: dict[str, str], timeout: float) -> Any:
-    """A GET retried with backoff on what is usually transient: a dropped connection, a
-    timeout, a 5xx. The last failure is raised (or the last 5xx returned) for the caller.
-    A host name that does not exist is not retried: the answer will not change within
-    seconds, and every lock that probes an index offline would wait out the backoff."""
+    """A GET retried as gpuenv.index.retry says. The last failure is raised (or the last
+    transient answer returned) for the caller."""
     import requests  # only look-ups that go online need it
 
-    for attempt in range(1, ATTEMPTS + 1):
+    from gpuenv.index import retry
+
+    for attempt in range(1, retry.ATTEMPTS + 1):
         try:
             response = _bounded_get(url, headers, timeout)
         except (requests.ConnectionError, requests.Timeout) as exc:
-            if attempt == ATTEMPTS or unknown_host(exc):
+            if attempt == retry.ATTEMPTS or unknown_host(exc):
                 raise
         else:
-            if response.status_code < 500 or attempt == ATTEMPTS:
+            if not retry.transient_status(response.status_code) or attempt == retry.ATTEMPTS:
                 return response
-        time.sleep(BACKOFF_S * 2 ** (attempt - 1))
+        retry.pause(attempt)
     raise AssertionError("unreachable")
 
 
@@ -260,7 +259,7 @@ def _links(html: str, base: str) -> dict[str, tuple[str, Optional[str]]]:
         digest = fragment[len("sha256=") :] if fragment.lower().startswith("sha256=") else ""
         out[unquote(absolute.rsplit("/", 1)[-1])] = (
             absolute,
-            digest.lower() if _HEX64.fullmatch(digest) else None,
+            digest.lower() if is_sha256(digest.lower()) else None,
         )
     return _followed(out, base)
 

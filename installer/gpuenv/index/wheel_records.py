@@ -140,8 +140,8 @@ def records(
     line for each wheel whose RECORD could not be read (unreachable, no range support)."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from gpuenv.index.redact import redact_text
     from gpuenv.index.remote_wheel import WheelReadError
+    from gpuenv.output.redact import redact_text
 
     todo = sorted({w.filename: w for w in wheels}.values(), key=lambda w: w.filename)
     out: dict[str, dict[str, str]] = {}

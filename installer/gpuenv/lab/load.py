@@ -47,8 +47,8 @@ from gpuenv.machine import (
     parse_driver_version,
 )
 from gpuenv.recipes import KnowledgeBase
+from gpuenv.recipes.gpu_lookup import lookup_gpu
 from gpuenv.resolve.plan import PipRequirement, Plan
-from gpuenv.resolve.target import lookup_gpu
 
 LAB_FILE_NAMES = ("gpuenv.toml", "lab.toml")
 __all__ = ["LAB_FILE_NAMES", "Lab", "LabError", "MachineClass", "discover_lab", "load_lab"]

@@ -339,17 +339,6 @@ def _printable(text: str) -> bool:
 
 
 def _type_name(value: object) -> str:
-    names = {
-        bool: "a boolean",
-        int: "an integer",
-        float: "a number",
-        str: "a string",
-        list: "a list",
-        dict: "a table",
-    }
-    for kind, name in names.items():
-        if isinstance(value, kind):
-            shown = repr(value)
-            shown = shown if len(shown) <= 40 else shown[:37] + "..."
-            return f"{name} ({shown})" if kind is not dict else name
-    return f"a {type(value).__name__}"
+    from gpuenv.fs.type_names import type_name
+
+    return type_name(value, mapping="a table", show=True)

@@ -26,11 +26,11 @@ from gpuenv.index.config import (
     default_index_url,
     uv_sources,
 )
-from gpuenv.index.redact import redact_text
 from gpuenv.index.simple import fetch_filenames, unknown_host
 from gpuenv.index.wheel_platforms import platform_of
 from gpuenv.lock.probe_cache import cached_filenames, failure_text
 from gpuenv.machine import Machine
+from gpuenv.output.redact import redact_text
 from gpuenv.recipes import KnowledgeBase
 from gpuenv.recipes.fresh import newer_releases
 from gpuenv.resolve.plan import Plan

@@ -102,5 +102,6 @@ def _check_frameworks(frameworks: Any) -> Optional[str]:
 
 
 def _kind(value: Any) -> str:
-    names = {dict: "an object", list: "a list", str: "a string", bool: "true/false"}
-    return "null" if value is None else names.get(type(value), f"a {type(value).__name__}")
+    from gpuenv.fs.type_names import type_name
+
+    return type_name(value)

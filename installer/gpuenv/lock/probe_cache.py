@@ -86,7 +86,7 @@ def _load(path: Path) -> object:
 def _read(index: str, project: str, max_age: float, now: float) -> Optional[Cached]:
     """The cached answer (a listing, or the failure to raise again); None when there is none
     fresh enough. An entry stamped later than now (the clock went back) counts as stale."""
-    from gpuenv.index.redact import redact_url
+    from gpuenv.output.redact import redact_url
 
     data = _load(_path(index, project))
     if (
@@ -114,7 +114,7 @@ def _read(index: str, project: str, max_age: float, now: float) -> Optional[Cach
 
 
 def _write(index: str, project: str, now: float, **answer: object) -> None:
-    from gpuenv.index.redact import redact_text, redact_url
+    from gpuenv.output.redact import redact_text, redact_url
 
     path = _path(index, project)  # keyed by the full URL; the password itself is not stored
     record = {"index": redact_url(index), "project": project, "time": now, "files": None}

@@ -57,25 +57,6 @@ class PipLock:
 _CUTOFF_FAILED = ("filtered by `exclude-newer`", "has no publish time", "missing an upload date")
 
 
-def compile_pip(
-    plan: Plan,
-    *,
-    indexes: IndexConfig,
-    exclude_newer: Optional[str],
-    uv: Optional[str] = None,
-) -> PipLock:
-    """Resolve the plan's pip part for its platform and Python; every artifact has a sha256.
-
-    The one-call form of PipCompile, for a lock that starts uv no earlier (callers of the
-    package, tests); the CLI's lock starts uv before its index probe and uses PipCompile.
-
-    An index that publishes no upload times (many mirrors) cannot honour `exclude_newer`, nor
-    can a stack that pins something newer: the lock is then made without it, and a note says so.
-    """
-    with PipCompile(pip_request(plan, indexes, exclude_newer, uv), plan) as run:
-        return run.result()
-
-
 @dataclass(frozen=True)
 class PipRequest:
     """Everything uv is given for one pip lock. Two equal requests get the same answer, which
@@ -349,13 +330,13 @@ def no_wheel_packages(stderr: str) -> list[str]:
 
 
 def _redacted(sources: object) -> str:
-    from gpuenv.index.redact import redact_text
+    from gpuenv.output.redact import redact_text
 
     return redact_text(str(sources))
 
 
 def _uv_error(stderr: str, requirements: list[str], plan: Optional[Plan] = None) -> LockError:
-    from gpuenv.index.redact import redact_text
+    from gpuenv.output.redact import redact_text
 
     text = redact_text(stderr.strip())  # uv's words, without an index URL's password
     lines = [line for line in text.splitlines() if line.strip()]

@@ -24,7 +24,7 @@ from gpuenv.machine import (
     parse_driver_version,
 )
 from gpuenv.recipes import AmbiguousGpu, KnowledgeBase, major_minor
-from gpuenv.resolve.target import (
+from gpuenv.recipes.gpu_lookup import (
     DESCRIBED_GPU_SOURCE,
     cc_only_name,
     described_pci_id,

@@ -326,7 +326,6 @@ def _requirements(where: str, field: str, texts: tuple[str, ...]) -> list[Findin
 
 
 _NVIDIA_LIB = re.compile(r"^nvidia-[a-z0-9-]+$")
-_WHEEL_READ = re.compile(r"^(\S+\.whl) sha256=([0-9a-f]{64})$")
 
 
 def _check_nvidia(kb: KnowledgeBase) -> list[Finding]:
@@ -377,7 +376,7 @@ def _wheels_read(where: str, source: str, packages: tuple[str, ...]) -> list[Fin
     of one of the row's packages."""
     out = []
     for text in (t.strip() for t in source.split(";")):
-        match = _WHEEL_READ.match(text)
+        match = _MEASURED.match(text)
         if not match:
             out.append(Finding("error", where, f"source {text!r}: not '<wheel> sha256=<hex>'"))
             continue

@@ -7,6 +7,14 @@ from __future__ import annotations
 
 import functools
 
+from gpuenv.errors import FAILURE_EXIT, GpuenvError
+
+
+class UvMissingError(GpuenvError, RuntimeError):
+    """gpuenv's environment lacks uv (a dependency): exit 1."""
+
+    exit_code = FAILURE_EXIT
+
 
 @functools.lru_cache(maxsize=1)
 def find_uv() -> str:
@@ -14,7 +22,8 @@ def find_uv() -> str:
     try:
         from uv import find_uv_bin
     except ImportError as exc:  # pragma: no cover - uv is a dependency
-        from gpuenv.lock.errors import LockError
-
-        raise LockError("uv is not installed; reinstall gpuenv (`pip install gpuenv`)") from exc
+        raise UvMissingError(
+            "uv is not installed beside gpuenv: run scripts/bootstrap.sh again, or"
+            " `python -m pip install uv` with the Python gpuenv runs on"
+        ) from exc
     return str(find_uv_bin())

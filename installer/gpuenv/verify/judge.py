@@ -109,7 +109,7 @@ def gpu_not_expected(v: Verdict, gpu_used: bool) -> None:
 def _loaded_from_outside(v: Verdict) -> None:
     """A CUDA library the process really loaded from outside the environment is a problem:
     another copy shadowed the environment's (LD_LIBRARY_PATH, most often)."""
-    from gpuenv.doctor.loader import cuda_soname
+    from gpuenv.recipes.cuda_sonames import cuda_soname
 
     prefix = str(v.facts.get("prefix") or "")
     loaded = [str(p) for p in v.facts.get("loaded_libraries") or []]

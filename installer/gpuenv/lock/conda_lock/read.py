@@ -311,6 +311,6 @@ def _type(value: Optional[object]) -> str:
         return "missing (or null)"
     if value == "":
         return "empty"
-    names = {dict: "a mapping", list: "a list", str: "a string", bool: "true/false"}
-    names.update({int: "a number", float: "a number"})
-    return names.get(type(value), f"a {type(value).__name__}")
+    from gpuenv.fs.type_names import type_name
+
+    return type_name(value, mapping="a mapping")

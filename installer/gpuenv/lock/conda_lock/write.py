@@ -38,7 +38,7 @@ def build_lockfile(
     not_portable: Optional[dict[str, str]] = None,
 ) -> dict[str, Any]:
     """The lockfile as conda-lock's v1 document: plain data, in the key order conda-lock's own
-    writer gives (`tests/lock/test_write_agrees.py` holds the two byte for byte).
+    writer gives (`tests/lock/test_read_agrees.py` holds the two byte for byte).
 
     `not_portable`: project -> why, for wheels of a portable lock that no index publishes
     (gpuenv.lock.portability); they keep their own URL, and the metadata says why.

@@ -61,7 +61,7 @@ def _value(value: Any) -> str:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, str):
-        return json.dumps(value)  # a JSON string is a valid TOML basic string
+        return toml_string(value)
     if isinstance(value, dt.datetime):
         return value.isoformat()
     if isinstance(value, Mapping):
@@ -72,7 +72,37 @@ def _value(value: Any) -> str:
 
 
 def _key(key: str) -> str:
-    return key if _BARE_KEY.match(key) else json.dumps(key)
+    return key if _BARE_KEY.match(key) else toml_string(key)
+
+
+# TOML basic strings: `"` and `\` escaped, and every control character (U+0000-U+001F, U+007F);
+# anything else is written as itself in UTF-8 (JSON's `\uD83D\uDE00` surrogate pairs are not
+# TOML, and JSON leaves U+007F bare, which TOML forbids).
+_TOML_ESCAPES = {
+    '"': '\\"',
+    "\\": "\\\\",
+    "\b": "\\b",
+    "\t": "\\t",
+    "\n": "\\n",
+    "\f": "\\f",
+    "\r": "\\r",
+}
+
+
+def toml_string(text: str) -> str:
+    """`text` as a TOML basic string; a lone surrogate (no Unicode scalar value) is refused."""
+    out = []
+    for char in text:
+        code = ord(char)
+        if char in _TOML_ESCAPES:
+            out.append(_TOML_ESCAPES[char])
+        elif code < 0x20 or code == 0x7F:
+            out.append(f"\\u{code:04X}")
+        elif 0xD800 <= code <= 0xDFFF:
+            raise LockError(f"cannot write {text!r} into pylock.toml: it holds a lone surrogate")
+        else:
+            out.append(char)
+    return '"' + "".join(out) + '"'
 
 
 def _uv_packages(uv_pylock: Optional[Mapping[str, Any]]) -> dict[str, Mapping[str, Any]]:

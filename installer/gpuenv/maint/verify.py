@@ -2,7 +2,7 @@
 
 For each CUDA build row whose wheels an index serves, one wheel is picked (one per release,
 platform and project: the architectures are compiled once per build, not per Python), its
-shared libraries are streamed and their fatbin headers read (recipes.artifacts), and the
+shared libraries are streamed and their fatbin headers read (maint.artifacts), and the
 SASS and PTX lists of the whole wheel are compared with the row's archset. The binary is the
 authority: a row that differs is wrong (ARCHITECTURE.md, "measured beats declared").
 """
@@ -29,8 +29,8 @@ from gpuenv.index.remote_wheel import (
 )
 from gpuenv.index.simple import followable
 from gpuenv.index.wheel_platforms import platform_of
+from gpuenv.maint.artifacts import LibraryArchs, build_lists, union, wheel_archs
 from gpuenv.output import shown
-from gpuenv.recipes.artifacts import LibraryArchs, build_lists, union, wheel_archs
 from gpuenv.recipes.check import Finding
 from gpuenv.recipes.fatbin import FatbinError, sorted_ccs
 from gpuenv.recipes.kb import KnowledgeBase
@@ -66,7 +66,7 @@ class Reading:
 
     @property
     def sass(self) -> list[str]:
-        """The build's SASS list (recipes.artifacts.build_lists)."""
+        """The build's SASS list (maint.artifacts.build_lists)."""
         return build_lists(self.libraries)[0]
 
     @property

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from packaging.version import Version
 
-from gpuenv.recipes.draft.model import (
+from gpuenv.maint.draft.model import (
     PLATFORM_ORDER,
     Build,
     Facts,

@@ -7,18 +7,18 @@ import re
 from packaging.version import Version
 
 from gpuenv.index.remote_wheel import RangeReader
-from gpuenv.recipes.draft.collect import (
+from gpuenv.maint.draft.collect import (
     metadata_of,
     metadata_requirements,
 )
-from gpuenv.recipes.draft.model import (
+from gpuenv.maint.draft.model import (
     CUDA_LIB,
     PLATFORM_ORDER,
     DraftError,
     Getter,
     Lister,
 )
-from gpuenv.recipes.draft.render import py_key, q, toml_list
+from gpuenv.maint.draft.render import py_key, q, toml_list
 from gpuenv.recipes.model import Framework
 
 

@@ -23,7 +23,7 @@ from typing import Optional
 from packaging.version import InvalidVersion, Version
 
 from gpuenv.index.remote_wheel import RangeReader, read_range
-from gpuenv.recipes.draft.collect import (
+from gpuenv.maint.draft.collect import (
     collect,
     get_small,
     known_variant_indexes,
@@ -31,9 +31,9 @@ from gpuenv.recipes.draft.collect import (
     merge,
     read_facts,
 )
-from gpuenv.recipes.draft.jax import draft_jax
-from gpuenv.recipes.draft.model import Build, DraftError, Getter, Lister
-from gpuenv.recipes.draft.render import render
+from gpuenv.maint.draft.jax import draft_jax
+from gpuenv.maint.draft.model import Build, DraftError, Getter, Lister
+from gpuenv.maint.draft.render import render
 from gpuenv.recipes.kb import KnowledgeBase
 
 __all__ = ["DraftError", "draft"]

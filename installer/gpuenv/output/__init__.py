@@ -1,5 +1,6 @@
 """How much gpuenv says: the global -v/-q flags, and the one line each external command gets
-under -v (so a user can rerun exactly what gpuenv ran)."""
+under -v (so a user can rerun exactly what gpuenv ran). What it never says, credentials in
+index URLs, is `redact`'s."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def log_command(argv: Sequence[object], what: str = "running") -> None:
     if _level >= VERBOSE:
         import shlex  # only under -v: not on every command's start-up
 
-        from gpuenv.index.redact import redact_text
+        from gpuenv.output.redact import redact_text
 
         line = redact_text(shlex.join(str(a) for a in argv))  # uv gets the password, not you
         print(f"gpuenv: {what}: {line}", file=sys.stderr, flush=True)
@@ -32,7 +33,7 @@ def log_command(argv: Sequence[object], what: str = "running") -> None:
 
 def debug(message: str) -> None:
     if _level >= VERBOSE:
-        from gpuenv.index.redact import redact_text
+        from gpuenv.output.redact import redact_text
 
         print(f"gpuenv: {redact_text(message)}", file=sys.stderr, flush=True)
 

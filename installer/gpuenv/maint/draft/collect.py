@@ -13,7 +13,7 @@ from packaging.version import InvalidVersion, Version
 
 from gpuenv.index.remote_wheel import RangeReader, WheelReadError, read_member, read_range
 from gpuenv.index.wheel_platforms import platform_of
-from gpuenv.recipes.draft.model import (
+from gpuenv.maint.draft.model import (
     CUDA_LIB,
     PLATFORM_ORDER,
     Build,
