@@ -140,6 +140,7 @@ AREAS: dict[str, Area] = {
             "origin",
             "pip_config",
             "remote_wheel",
+            "retry",
             "simple",
             "wheel_platforms",
             "wheel_records",
