@@ -15,7 +15,7 @@ LONG_STACK = {
 
 
 def _envs() -> list[str]:
-    done = gpuenv("envs", env={"COLUMNS": "80"})  # as a terminal of 80 columns, or a pipe
+    done = gpuenv("envs", env={"GPUENV_COLUMNS": "80"})  # as a terminal of 80 columns, or a pipe
     assert done.returncode == 0, done.stderr
     return done.stdout.splitlines()
 

@@ -49,7 +49,7 @@ def test_a_word_longer_than_the_line_stays_whole() -> None:
 
 
 def _run(*args: str, columns: str | None = None) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "COLUMNS"}
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "GPUENV_COLUMNS")}
     if columns:
         env["COLUMNS"] = columns
     done = subprocess.run(
@@ -88,3 +88,21 @@ def test_doctor_faq_fits_and_json_is_unchanged() -> None:
         _gpuenv("resolve", "torch", *MACHINE, "--json", columns="40").split("\n}")[0] + "\n}"
     )
     assert plan["frameworks"]["torch"]["variant"].startswith("cu")
+
+
+def test_gpuenv_columns_sets_the_width_and_zero_turns_wrapping_off() -> None:
+    args = ("explain", "torch", "tensorflow", *MACHINE)
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "GPUENV_COLUMNS")}
+    for value, widest in (("60", 60), ("0", None)):
+        done = subprocess.run(
+            [sys.executable, "-m", "gpuenv", *args],
+            capture_output=True,
+            text=True,
+            env={**env, "GPUENV_COLUMNS": value, "COLUMNS": "100"},
+            timeout=120,
+        )
+        lines = (done.stdout + done.stderr).splitlines()
+        if widest:
+            assert _too_wide(done.stdout + done.stderr, widest) == []
+        else:
+            assert max(len(line) for line in lines) > 300  # explain's long reasons, whole

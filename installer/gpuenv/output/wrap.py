@@ -20,9 +20,17 @@ _MARKER = re.compile(r"(?:[-*\u2022]|\d+[.)]|\[\d+\]) +")
 HANGING = 2  # later lines of a line that is no list item start this many columns in
 
 
+WIDTH_ENV = "GPUENV_COLUMNS"  # the width to wrap to; 0: do not wrap (for logs that are grepped)
+NO_WRAP = 1 << 30
+
+
 def width(stream: TextIO) -> int:
-    """The columns `stream` shows: $COLUMNS where set (as shells and tmux set it), the
-    terminal's own width on a terminal, else DEFAULT_WIDTH."""
+    """The columns `stream` shows: $GPUENV_COLUMNS where set (0: no wrapping), $COLUMNS where
+    set (as shells and tmux set it), the terminal's own width on a terminal, else
+    DEFAULT_WIDTH."""
+    ours = os.environ.get(WIDTH_ENV, "")
+    if ours.isdigit():
+        return max(MIN_WIDTH, int(ours)) if int(ours) else NO_WRAP
     columns = os.environ.get("COLUMNS", "")
     if columns.isdigit() and int(columns) > 0:
         return max(MIN_WIDTH, int(columns))
