@@ -75,7 +75,9 @@ def test_the_comparison_finds_a_line_that_drifted() -> None:
 
 # ---- command lines: a real command and real options -------------------------------------------
 
-_COMMAND = re.compile(r"^\s+(?:\$ )?(gpuenv (?![\w-]+:).*)$")  # not an output line `gpuenv setup: ...`
+_COMMAND = re.compile(
+    r"^\s+(?:\$ )?(gpuenv (?![\w-]+:).*)$"
+)  # not an output line `gpuenv setup: ...`
 
 
 def shown_command_lines() -> list[tuple[str, str]]:
