@@ -15,6 +15,10 @@ REPO = Path(__file__).resolve().parent.parent
 # --import-mode=importlib leaves tests/ off sys.path; the shared test helpers live there.
 if str(REPO / "tests") not in sys.path:
     sys.path.insert(0, str(REPO / "tests"))
+# Text for people wraps to the terminal's width, 80 columns off a terminal; the tests of what a
+# message says read it on one line (GPUENV_COLUMNS=0: no wrapping). Those of how it is laid
+# out (tests/output/test_wrap.py, tests/envs/test_envs_table.py) set their own width.
+os.environ["GPUENV_COLUMNS"] = "0"
 
 
 @pytest.fixture(scope="session")

@@ -11,6 +11,7 @@ from typing import Any, Optional
 import click
 
 from gpuenv import __version__
+from gpuenv.output.wrap import echo
 
 COMMANDS = {
     "setup": "gpuenv.commands.setup:setup_command",
@@ -113,7 +114,7 @@ def main(argv: Any = None) -> None:
     try:
         code = cli.main(args=argv, prog_name="gpuenv", standalone_mode=False)
     except click.exceptions.Abort:
-        click.echo("gpuenv: aborted", err=True)
+        echo("gpuenv: aborted", err=True)
         json_output.emit_error("aborted", 130)
         sys.exit(130)
     except click.ClickException as exc:
@@ -132,7 +133,7 @@ def main(argv: Any = None) -> None:
         from gpuenv.output.redact import redact_text
 
         message = redact_text(str(exc))  # an index URL's password is never shown
-        click.echo(f"gpuenv: error: {message}", err=True)
+        echo(f"gpuenv: error: {message}", err=True)
         json_output.emit_error(message, status)
         sys.exit(status)
     if argv is None:
@@ -151,5 +152,5 @@ def _show_click_error(exc: click.ClickException) -> str:
     message = redact_text(exc.format_message())
     if isinstance(exc, click.UsageError) and exc.ctx is not None:
         message += f" (see `{exc.ctx.command_path} --help`)"
-    click.echo(f"gpuenv: error: {message}", err=True)
+    echo(f"gpuenv: error: {message}", err=True)
     return message

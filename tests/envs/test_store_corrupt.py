@@ -70,7 +70,9 @@ def test_a_corrupt_store_lists_the_good_and_the_broken(
 
     text = gpuenv("envs")
     assert text.returncode == 0 and "Traceback" not in text.stderr
-    assert text.stdout.startswith("good ") and text.stdout.count("BROKEN") == len(broken)
+    assert text.stdout.splitlines()[1].startswith("good ") and text.stdout.count("BROKEN") == len(
+        broken
+    )
     assert "not JSON" in text.stdout and "dangling" in text.stdout
 
     listed = envs_json(gpuenv("envs", "--json").stdout)

@@ -52,3 +52,22 @@ def test_an_edited_driver_is_reported_as_the_driver(gpuenv_cli, tmp_path: Path) 
     for part in fallback.split("; "):
         name, locked_build = part.split(" ")[0], part.split(" -> ")[-1]
         assert f"{name} {locked_build} ->" not in line, line
+
+
+def test_jupyter_in_the_stack_is_reported_as_the_package_it_adds(
+    gpuenv_cli, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    """`jupyter = true` adds ipykernel to every class's lock: that is the cause --check names,
+    not "its lock options changed", a knowledge base that plans the same stack, or the
+    fallback the file held all along."""
+    lab = _copy_lab(tmp_path)
+    text = lab.read_text(encoding="utf-8")
+    lab.write_text(text.replace("[stack]\n", "[stack]\njupyter = true\n", 1), encoding="utf-8")
+    done: subprocess.CompletedProcess[str] = gpuenv_cli(
+        "lock", "--lab", str(lab), "--check", "--class", CLASS, "--class", "cpu-only"
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    stale = [x for x in done.stdout.splitlines() if x.startswith("STALE")]
+    assert len(stale) == 2, done.stdout
+    for line in stale:
+        assert line.endswith("is stale: packages +ipykernel"), line

@@ -111,3 +111,16 @@ def test_explain_cli_cites_sources(gpuenv_cli) -> None:
     result = gpuenv_cli("explain", "torch", "--gpu", "GeForce RTX 5090", "--driver", "560.94")
     assert result.returncode == 0, result.stderr
     assert "Sources of the rejections:" in result.stdout
+
+
+def test_a_native_windows_refusal_cites_where_windows_gpu_builds_end(kb, describe) -> None:
+    """TensorFlow's install docs (source_windows.md) say 2.10 is the last native-Windows GPU
+    release: a newer release's CUDA build is refused citing that row, not its release date."""
+    plan = resolve(describe("GeForce 940M", "457.49", "windows"), ["tensorflow>=2.11"], kb=kb)
+    refused = next(
+        r
+        for r in plan.rejected
+        if r.rule == "platform" and r.candidate.endswith("[cuda]") and "native Windows" in r.message
+    )
+    assert "source_windows.md" in refused.source
+    assert not refused.source.startswith("Release date")

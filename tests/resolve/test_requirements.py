@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 from packaging.specifiers import SpecifierSet
 
+from gpuenv.resolve import resolve
 from gpuenv.resolve.requirements import RequirementError, parse_pin, parse_requirements
 
 
@@ -56,3 +57,27 @@ def test_markers_are_read_in_knowledge_base_pins_but_refused_from_users() -> Non
     # extras are kept: they choose the build (jax[cuda12] takes the cuda12 plugin)
     assert parse_requirements(["tensorflow[and-cuda]>=2.15"])[0].extras == ("and-cuda",)
     assert parse_requirements(["torch>=2.1 "])[0].specifier == SpecifierSet(">=2.1")
+
+
+def test_tensorflow_gpu_says_what_it_was_planned_as(kb, describe) -> None:  # type: ignore[no-untyped-def]
+    """1.15.0's plain tensorflow is itself a CUDA build; 1.15.5's GPU build is only published
+    as tensorflow-gpu (build_info.py of each wheel, recipes/tensorflow.toml). Neither is the
+    "GPU support since 2.1" story."""
+    machine = describe("GeForce GTX 1080 Ti", "535.183.01", "linux")
+    said = {}
+    for version in ("1.15.0", "1.15.5"):
+        plan = resolve(machine, [f"tensorflow-gpu=={version}"], kb=kb)
+        (said[version],) = [w for w in plan.warnings if "retired name" in w]
+        assert "since 2.1" not in said[version]
+    assert "planned as tensorflow 1.15.0, itself a CUDA build" in said["1.15.0"]
+    assert "installed as tensorflow-gpu 1.15.5" in said["1.15.5"]
+    assert any(p.requirement == "tensorflow-gpu==1.15.5" for p in plan.pip)
+
+
+def test_a_cudnn_other_than_the_builds_is_explained(kb, describe) -> None:  # type: ignore[no-untyped-def]
+    machine = describe("GeForce GTX 1080 Ti", "535.183.01", "linux")
+    old = resolve(machine, ["tensorflow==1.15.5"], kb=kb)
+    assert old.frameworks["tensorflow"].cudnn == "7.4" and "cudnn=7.6" in old.conda
+    assert any(r.startswith("cuDNN 7.6 for tensorflow 1.15.5") and "7.4" in r for r in old.reasons)
+    same = resolve(machine, ["tensorflow==2.5.0"], kb=kb)  # built with 8.1, gets 8.1
+    assert not any(r.startswith("cuDNN ") for r in same.reasons)

@@ -6,9 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Optional
 
-import click
-
 from gpuenv.machine import Machine
+from gpuenv.output.wrap import echo
 from gpuenv.recipes import KnowledgeBase
 from gpuenv.resolve.assumptions import Assumed, assumptions
 from gpuenv.resolve.plan import Plan
@@ -53,7 +52,7 @@ def assumed_by(
 
 def say(items: list[Assumed]) -> None:
     for item in items:
-        click.echo(f"note: {item.line}", err=True)
+        echo(f"note: {item.line}", err=True)
 
 
 def as_json(items: list[Assumed]) -> dict[str, str]:

@@ -8,6 +8,7 @@ from typing import Optional
 import click
 
 from gpuenv.commands.json_output import emit_result, json_option
+from gpuenv.output.wrap import echo
 
 
 @click.group("cache")
@@ -26,7 +27,7 @@ def dir_command(as_json: bool) -> None:
     if as_json:
         emit_result(click.get_current_context(), path=str(cache_dir()))
         return
-    click.echo(str(cache_dir()))
+    echo(str(cache_dir()))
 
 
 @cache_command.command("size")
@@ -48,10 +49,10 @@ def size_command(as_json: bool) -> None:
         )
         return
     for kind, size in usage.items():
-        click.echo(f"{kind:<20} {size / 1e6:10.1f} MB")
-    click.echo(f"{'total':<20} {sum(usage.values()) / 1e6:10.1f} MB  ({cache_dir()})")
+        echo(f"{kind:<20} {size / 1e6:10.1f} MB")
+    echo(f"{'total':<20} {sum(usage.values()) / 1e6:10.1f} MB  ({cache_dir()})")
     shown = f"{uv_bytes / 1e6:10.1f} MB" if uv_bytes is not None else f"{'?':>10}   "
-    click.echo(f"{'uv (wheels)':<20} {shown}  ({uv_dir or 'uv did not say where'}; not gpuenv's)")
+    echo(f"{'uv (wheels)':<20} {shown}  ({uv_dir or 'uv did not say where'}; not gpuenv's)")
 
 
 @cache_command.command("clean")
@@ -68,11 +69,11 @@ def clean_command(dry_run: bool, as_json: bool) -> None:
         emit_result(context, path=str(cache_dir()), dry_run=dry_run, freed_bytes=freed)
         return
     verb = "would free" if dry_run else "freed"
-    click.echo(f"{verb} {freed / 1e6:.1f} MB in {cache_dir()}")
+    echo(f"{verb} {freed / 1e6:.1f} MB in {cache_dir()}")
     uv_dir, _ = _uv_cache(size=False)
     where = f" ({uv_dir})" if uv_dir else ""
-    click.echo(f"uv's cache{where}, where the wheels are, was left alone: it is yours.")
-    click.echo("  to empty it too: uv cache clean   (or `uv cache prune`: only unused entries)")
+    echo(f"uv's cache{where}, where the wheels are, was left alone: it is yours.")
+    echo("  to empty it too: uv cache clean   (or `uv cache prune`: only unused entries)")
 
 
 def _uv_cache(size: bool = True) -> tuple[Optional[Path], Optional[int]]:

@@ -6,6 +6,7 @@ import click
 
 from gpuenv.commands.json_output import json_option
 from gpuenv.machine import Machine
+from gpuenv.output.wrap import echo
 
 
 def summary(machine: Machine) -> str:
@@ -66,4 +67,4 @@ def detect(as_json: bool, timeout: float) -> None:
     if as_json:
         click.echo(machine.dumps(), nl=False)
     else:
-        click.echo(summary(machine))
+        echo(summary(machine))

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Optional
 import click
 
 from gpuenv.commands.json_output import emit, json_option
+from gpuenv.output.wrap import echo
 
 if TYPE_CHECKING:
     from gpuenv.doctor import Diagnosis, EnvironmentInput, Finding
@@ -217,7 +218,7 @@ def doctor_command(
         if as_json:
             emit([a.to_json() for a in FAQ])
         else:
-            click.echo(render_faq())
+            echo(render_faq())
         return
     from gpuenv.detect import detect_machine
     from gpuenv.recipes import load_knowledge_base
@@ -232,5 +233,5 @@ def doctor_command(
     if as_json:
         emit(diagnosis.to_json())
     else:
-        click.echo(render(diagnosis))
+        echo(render(diagnosis))
     ctx.exit(0 if diagnosis.ok else PROBLEMS_EXIT)

@@ -8,6 +8,7 @@ from typing import Any
 import click
 
 from gpuenv.commands import json_output
+from gpuenv.output.wrap import echo
 
 _SHOWN = ("stack", "python", "lockfile", "lockfile_sha256", "accelerator", "backend")
 
@@ -29,26 +30,76 @@ def envs_command(ctx: click.Context, as_json: bool) -> None:
         return
     if not scan.envs:
         none = "no working environments" if scan.broken else "no environments yet"
-        click.echo(f"{none}: `gpuenv install LOCKFILE --name NAME`")
-    for e in scan.envs:
-        stack = ", ".join(f"{k} {v}" for k, v in (e.metadata.get("stack") or {}).items())
-        click.echo(
-            shown(
-                f"{e.name:<16} {stack or '-':<40} py{e.metadata.get('python')}  "
-                f"{str(e.metadata.get('lockfile_sha256', ''))[:12]}  {e.size / 1e6:8.1f} MB  {e.path}"
-            )
-        )
+        echo(f"{none}: `gpuenv install LOCKFILE --name NAME`")
+    else:
+        import sys
+
+        from gpuenv.output.wrap import width
+
+        click.echo(_table(scan.envs, width(sys.stdout)))
     for b in scan.broken:
-        click.echo(shown(f"{b.name:<16} BROKEN: {b.reason}  ({b.path})"))
+        echo(shown(f"{b.name} BROKEN: {b.reason}  ({b.path})"))
     for left in scan.leftovers:
-        click.echo(
-            shown(
-                f"{'(leftover)':<16} {left.reason} of {left.env}  {left.size / 1e6:8.1f} MB"
-                f"  {left.path}"
+        echo(shown(f"(leftover) {left.reason} of {left.env}, {_size(left.size)}: {left.path}"))
+    if scan.leftovers:
+        echo("remove the leftovers with `gpuenv envs clean`")
+
+
+_HEADER = ("NAME", "STACK", "ACCEL", "PYTHON", "SIZE", "VERIFIED")
+_GAP = "  "
+
+
+def _table(envs: list[Any], columns: int) -> str:
+    """One row per environment, the stack column taking what the others leave of `columns`
+    (wrapped within it); `--json` has every field, paths included."""
+    import textwrap
+
+    from gpuenv.output import shown  # names and metadata on disk are untrusted
+
+    rows = [
+        tuple(
+            shown(cell)
+            for cell in (
+                e.name,
+                ", ".join(f"{k} {v}" for k, v in (e.metadata.get("stack") or {}).items()) or "-",
+                str(e.metadata.get("accelerator") or "-"),
+                str(e.metadata.get("python") or "-"),
+                _size(e.size),
+                _verified(e.name, e.metadata),
             )
         )
-    if scan.leftovers:
-        click.echo("remove the leftovers with `gpuenv envs clean`")
+        for e in envs
+    ]
+    fixed = [max(len(r[i]) for r in [_HEADER, *rows]) for i in range(len(_HEADER))]
+    others = sum(fixed) - fixed[1] + len(_GAP) * (len(_HEADER) - 1)
+    fixed[1] = max(16, min(fixed[1], columns - others))
+    lines = []
+    for row in [_HEADER, *rows]:
+        stack = textwrap.wrap(row[1], fixed[1], break_long_words=False) or [""]
+        for n, part in enumerate(stack):
+            cells = row if n == 0 else ("", "", "", "", "", "")
+            cells = (*cells[:1], part, *cells[2:])
+            lines.append(_GAP.join(c.ljust(w) for c, w in zip(cells, fixed)).rstrip())
+    return "\n".join(lines)
+
+
+def _size(size: int) -> str:
+    return f"{size / 1e9:.1f} GB" if size >= 1e9 else f"{size / 1e6:.1f} MB"
+
+
+def _verified(name: str, metadata: dict[str, Any]) -> str:
+    """When `gpuenv setup` last verified this very build (its lockfile), `FAILED` when that
+    check failed, `-` when setup never verified it (`gpuenv verify -n NAME` checks any)."""
+    from gpuenv.envs.errors import StoreInputError
+    from gpuenv.setup.record import read_record
+
+    try:
+        record = read_record(name)
+    except StoreInputError:  # a name the store holds but setup would not take
+        return "-"
+    if record is None or record.lockfile_sha256 != metadata.get("lockfile_sha256"):
+        return "-"
+    return record.verified_at[:10] or "-" if record.verified else "FAILED"
 
 
 def _as_json(scan: Any) -> list[dict[str, Any]]:
@@ -104,9 +155,9 @@ def remove_command(ctx: click.Context, name: str, as_json: bool) -> None:
     if as_json or json_output.requested():  # `envs --json remove NAME` asks for JSON too
         json_output.emit_result(ctx, name=name, environment=str(where.link), removed=str(removed))
         return
-    click.echo(f"removed {name} ({removed})")
+    echo(f"removed {name} ({removed})")
     if kernel:
-        click.echo(f"removed its Jupyter kernel ({kernel_dir(name, os.environ)})")
+        echo(f"removed its Jupyter kernel ({kernel_dir(name, os.environ)})")
 
 
 @envs_command.command("rollback")
@@ -129,8 +180,8 @@ def rollback_command(ctx: click.Context, name: str, as_json: bool) -> None:
     if as_json or json_output.requested():
         json_output.emit_result(ctx, name=name, live=str(live), previous=str(previous))
         return
-    click.echo(f"{name} is {stack(live)} again ({live})")
-    click.echo(f"  `gpuenv envs rollback {name}` again returns to {stack(previous)}")
+    echo(f"{name} is {stack(live)} again ({live})")
+    echo(f"  `gpuenv envs rollback {name}` again returns to {stack(previous)}")
 
 
 @envs_command.command("clean")
@@ -148,15 +199,15 @@ def clean_command(ctx: click.Context, as_json: bool) -> None:
         if remove_leftover(left):
             removed.append(entry)
             if not as_json:
-                click.echo(f"removed {left.reason} of {left.env}: {left.path}")
+                echo(f"removed {left.reason} of {left.env}: {left.path}")
         else:
             kept.append({**entry, "why": f"an install of {left.env} is running"})
-            click.echo(f"kept {left.path}: an install of {left.env} is running", err=True)
+            echo(f"kept {left.path}: an install of {left.env} is running", err=True)
     work = _clean_workdirs(removed, as_json)
     if not scan.leftovers and not work and not as_json:
-        click.echo("nothing to clean")
+        echo("nothing to clean")
     for b in scan.broken:
-        click.echo(f"not touched: {b.path} ({b.reason})", err=True)
+        echo(f"not touched: {b.path} ({b.reason})", err=True)
     if as_json:
         broken = [{"name": b.name, "path": str(b.path), "reason": b.reason} for b in scan.broken]
         json_output.emit_result(ctx, removed=removed, kept=kept, not_touched=broken)
@@ -172,5 +223,5 @@ def _clean_workdirs(removed: list[dict[str, str]], as_json: bool) -> int:
         if remove_stale_workdir(path):
             removed.append({"name": "", "path": str(path), "reason": "a killed run's work folder"})
             if not as_json:
-                click.echo(f"removed a killed run's work folder: {path}")
+                echo(f"removed a killed run's work folder: {path}")
     return len(found)

@@ -18,6 +18,7 @@ from gpuenv.commands.env_options import (
     origin_options,
 )
 from gpuenv.commands.progress import Reporter
+from gpuenv.output.wrap import echo
 
 if TYPE_CHECKING:
     from gpuenv.envs.install_lockfile import LockfileInstall
@@ -92,7 +93,7 @@ def install_command(
         say=report.say,
         progress=report.progress,
         done_downloading=report.done_downloading,
-        notice=lambda line: click.echo(line, err=True),  # even with -q: never wait silently
+        notice=lambda line: echo(line, err=True),  # even with -q: never wait silently
     )
     _render(done, lockfile, prefix, as_json)
 
@@ -108,7 +109,7 @@ def _render(done: LockfileInstall, lockfile: Path, prefix: Optional[Path], as_js
                 click.get_current_context(), **_unchanged_json(where, prefix, lockfile, done.raw)
             )
             return
-        click.echo(f"{where.link} is already installed from {lockfile.name}: nothing to do")
+        echo(f"{where.link} is already installed from {lockfile.name}: nothing to do")
         return
     locked, result = done.locked, done.result
     assert locked is not None
@@ -121,11 +122,11 @@ def _render(done: LockfileInstall, lockfile: Path, prefix: Optional[Path], as_js
             click.get_current_context(), **_installed_json(where, prefix, lockfile, locked, result)
         )
         return
-    click.echo(
+    echo(
         f"installed {stack_text(locked)} (Python {locked.python}, {result.backend}) at {result.link}"
     )
-    click.echo(f"  run it:   {result.link / result.python.relative_to(result.env_dir)}")
-    click.echo(
+    echo(f"  run it:   {result.link / result.python.relative_to(result.env_dir)}")
+    echo(
         f"  check it: gpuenv verify {'--prefix ' + str(prefix) if prefix else '--name ' + where.name}"
     )
 
@@ -134,7 +135,7 @@ def _say_dry_run(locked: Any, where: Any, lockfile: Path, replaced: Optional[str
     """What `install` would do, from the checked lockfile and the environment there now."""
     from gpuenv.envs.install_lockfile import stack_text
 
-    click.echo(
+    echo(
         f"would install {stack_text(locked)} (Python {locked.python}, {len(locked.conda)} conda"
         f" and {len(locked.pip)} pip packages, each hash-checked) from {lockfile.name} at"
         f" {where.link}{'; replacing ' + replaced if replaced else ' (new)'}; nothing changed"
@@ -194,7 +195,7 @@ def fetch_command(
             total_bytes=size,
         )
         return
-    click.echo(f"{len(files)} files ({size / 1e6:.1f} MB), all hashes checked, in {dest}")
+    echo(f"{len(files)} files ({size / 1e6:.1f} MB), all hashes checked, in {dest}")
 
 
 def _environment_json(

@@ -19,6 +19,7 @@ from gpuenv.commands.machine_options import plan_options
 from gpuenv.fs.file_hash import file_sha256
 from gpuenv.machine.describe import machine_from_options
 from gpuenv.output.redact import redact_text
+from gpuenv.output.wrap import echo
 
 if TYPE_CHECKING:
     from gpuenv.index.config import IndexConfig
@@ -196,7 +197,7 @@ def _render(
 ) -> None:
     for note in result.notes:
         if note not in notes:
-            click.echo(redact_text(f"note: {note}"), err=True)
+            echo(redact_text(f"note: {note}"), err=True)
     plan = sourced.plan
     if json_output.requested():
         json_output.emit_result(
@@ -210,7 +211,7 @@ def _render(
         return
     stack = ", ".join(f"{n} {f.version} [{f.variant}]" for n, f in plan.frameworks.items())
     era = f", dependencies as of {result.exclude_newer}" if result.exclude_newer else ""
-    click.echo(
+    echo(
         f"locked {stack} for {plan.platform}, Python {plan.python} ({plan.accelerator}): "
         f"{result.pip_count} pip and {result.conda_count} conda packages{era} -> {result.path}"
     )
@@ -314,18 +315,18 @@ def _check(plan: Any, options: LockOptions, policy: str) -> None:
             **check_json(ok, message, options.output, plan),
         )
     if not (as_json and ok):  # stdout holds only the JSON document
-        click.echo(redact_text(message), err=not ok)
+        echo(redact_text(message), err=not ok)
     raise SystemExit(0 if ok else 1)
 
 
 def _say_before_locking(sourced: SourcedLock, notes: list[str]) -> None:
     for note in notes:
-        click.echo(redact_text(f"note: {note}"), err=True)
+        echo(redact_text(f"note: {note}"), err=True)
     for warning in sourced.plan.warnings:
-        click.echo(redact_text(f"warning: {warning}"), err=True)
+        echo(redact_text(f"warning: {warning}"), err=True)
     for line in sourced.fallback:
         if not any(line in w for w in sourced.plan.warnings):
-            click.echo(redact_text(f"warning: fallback: {line}"), err=True)
+            echo(redact_text(f"warning: fallback: {line}"), err=True)
 
 
 def _for_another_machine(

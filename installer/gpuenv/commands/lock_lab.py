@@ -12,6 +12,7 @@ from gpuenv.commands import json_output
 from gpuenv.commands.lock_json import absolute, check_json, failed_json, fallback, locked_json
 from gpuenv.lab.lock_classes import ClassOutcome, LabSwitches, exit_status, lock_classes
 from gpuenv.output.redact import redact_text
+from gpuenv.output.wrap import echo
 
 _LABELS = {"up_to_date": "ok     ", "missing": "MISSING", "stale": "STALE  "}
 
@@ -60,7 +61,7 @@ def lock_lab(
         )
     if failed:
         what = "stale or missing" if check else "failed"
-        click.echo(f"{failed} of {len(outcomes)} classes {what}", err=True)
+        echo(f"{failed} of {len(outcomes)} classes {what}", err=True)
     return status
 
 
@@ -68,20 +69,20 @@ def _say(outcome: ClassOutcome, as_json: bool) -> None:
     """The class's lines for people (stderr for warnings, notes and failures)."""
     name = outcome.name
     for line in outcome.fallback:
-        click.echo(redact_text(f"warning: {name}: fallback: {line}"), err=True)
+        echo(redact_text(f"warning: {name}: fallback: {line}"), err=True)
     if outcome.status == "failed":
-        click.echo(redact_text(f"FAILED {name}: {outcome.message}"), err=True)
+        echo(redact_text(f"FAILED {name}: {outcome.message}"), err=True)
         return
     if outcome.result is None:  # checked
         if not as_json:
-            click.echo(redact_text(f"{_LABELS[outcome.status]} {name}: {outcome.message}"))
+            echo(redact_text(f"{_LABELS[outcome.status]} {name}: {outcome.message}"))
         return
     for note in outcome.result.notes:
-        click.echo(redact_text(f"note: {name}: {note}"), err=True)
+        echo(redact_text(f"note: {name}: {note}"), err=True)
     if not as_json:
         plan = outcome.result.plan
         stack = ", ".join(f"{n} {f.version} [{f.variant}]" for n, f in plan.frameworks.items())
-        click.echo(f"locked {name}: {stack}, Python {plan.python} -> {outcome.result.path}")
+        echo(f"locked {name}: {stack}, Python {plan.python} -> {outcome.result.path}")
 
 
 def _row(outcome: ClassOutcome) -> dict[str, Any]:

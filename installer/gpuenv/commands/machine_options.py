@@ -11,6 +11,7 @@ import click
 
 from gpuenv.machine import MachineError
 from gpuenv.machine.describe import OS_CHOICES, PYTHON_VERSION, os_family
+from gpuenv.output.wrap import echo
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -65,7 +66,7 @@ def _os_option(ctx: click.Context, param: click.Parameter, value: Optional[str])
     except MachineError as exc:
         raise click.BadParameter(str(exc).split(": ", 1)[1]) from None
     if note:
-        click.echo(f"gpuenv: {note}", err=True)
+        echo(f"gpuenv: {note}", err=True)
     return family
 
 

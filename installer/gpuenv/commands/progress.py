@@ -9,6 +9,7 @@ from typing import Any, Optional
 import click
 
 from gpuenv import output
+from gpuenv.output.wrap import echo
 
 
 class Reporter:
@@ -23,7 +24,7 @@ class Reporter:
         if not self.quiet:
             from gpuenv.output.redact import redact_text
 
-            click.echo(redact_text(message), err=True)  # notes name index URLs
+            echo(redact_text(message), err=True)  # notes name index URLs
 
     def progress(self, name: str, done: int, total: Optional[int]) -> None:
         if self.quiet:
@@ -31,7 +32,7 @@ class Reporter:
         if not self.tty:
             if name != self._last:
                 size = f" ({total / 1e6:.1f} MB)" if total else ""
-                click.echo(f"  downloading {name}{size}", err=True)
+                echo(f"  downloading {name}{size}", err=True)
             self._last = name
             return
         if name != self._last:

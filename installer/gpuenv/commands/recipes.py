@@ -10,6 +10,7 @@ import click
 from gpuenv.commands.json_output import emit_result, json_option
 from gpuenv.output import shown
 from gpuenv.output.redact import redact_text
+from gpuenv.output.wrap import echo
 from gpuenv.recipes import load_knowledge_base
 from gpuenv.recipes.check import check
 
@@ -49,7 +50,7 @@ def check_command(
         from gpuenv.maint.online import compare
 
         index = default_index_url()
-        click.echo(f"comparing with {redact_text(index)}", err=True)
+        echo(f"comparing with {redact_text(index)}", err=True)
         findings += compare(kb, index)
         from gpuenv.index.simple import project_files
         from gpuenv.maint.draft.collect import get_small
@@ -63,7 +64,7 @@ def check_command(
             findings += artifact_findings(kb, index, project_files, file_sha256s)
     if not as_json:
         for finding in findings:
-            click.echo(shown(redact_text(str(finding))))  # it may quote the index's URL
+            echo(shown(redact_text(str(finding))))  # it may quote the index's URL
     errors = [f for f in findings if f.level == "error" or strict]
     counts = {
         "frameworks": len(kb.frameworks),
@@ -91,9 +92,7 @@ def check_command(
     upstream = (
         f"; {news} of them upstream news (record with `gpuenv recipes draft`)" if news else ""
     )
-    click.echo(
-        f"{len(errors)} errors, {len(findings) - len(errors)} warnings{upstream} ({summary})"
-    )
+    echo(f"{len(errors)} errors, {len(findings) - len(errors)} warnings{upstream} ({summary})")
     if errors:
         raise SystemExit(1)
 
@@ -128,7 +127,7 @@ def draft_command(framework: str, version: str, indexes: tuple[str, ...]) -> Non
     except DraftError as exc:
         raise click.UsageError(str(exc)) from None
     except OSError as exc:  # requests' errors are OSErrors too: the index did not answer
-        click.echo(f"gpuenv: error: could not read the index: {redact_text(str(exc))}", err=True)
+        echo(f"gpuenv: error: could not read the index: {redact_text(str(exc))}", err=True)
         raise SystemExit(5) from None
     click.echo(redact_text(text), nl=False)
 
@@ -192,8 +191,8 @@ def verify_command(
         )
     else:
         for finding in findings:
-            click.echo(shown(redact_text(str(finding))))  # it may quote --index's URL
-        click.echo(
+            echo(shown(redact_text(str(finding))))  # it may quote --index's URL
+        echo(
             f"{len(readings)} wheels read, {len(errors)} errors, {len(findings) - len(errors)} warnings"
         )
     if errors:
@@ -204,19 +203,19 @@ def _show_reading(reading: Reading) -> None:
     """One wheel's reading, for people: its libraries' arch lists and the verdict."""
     t = reading.target
     # the wheel's name is the index's, the members' the wheel's: shown escaped
-    click.echo(shown(f"{reading.wheel} (sha256 {reading.sha256}; row {t.framework} {t.release})"))
+    echo(shown(f"{reading.wheel} (sha256 {reading.sha256}; row {t.framework} {t.release})"))
     for lib in reading.libraries:
-        click.echo(
+        echo(
             f"  {shown(lib.member)}: sass {', '.join(lib.sass) or '-'};"
             f" ptx {', '.join(lib.ptx) or '-'} ({lib.containers} fatbins"
             f"{'; a bundled NVIDIA library, not counted' if lib.vendored else ''})"
         )
         if (lib.sass_everywhere, lib.ptx_everywhere) != (lib.sass, lib.ptx):
-            click.echo(
+            echo(
                 f"    in every fatbin: sass {', '.join(lib.sass_everywhere) or '-'};"
                 f" ptx {', '.join(lib.ptx_everywhere) or '-'}"
             )
     verdict = redact_text("; ".join(reading.differences()) or "matches the row")
-    click.echo(
+    echo(
         f"  wheel: sass {', '.join(reading.sass) or '-'}; ptx {', '.join(reading.ptx) or '-'}: {verdict}"
     )

@@ -12,6 +12,7 @@ from gpuenv.commands.assumed import assumed_field
 from gpuenv.commands.json_output import emit_result, json_option
 from gpuenv.commands.machine_options import plan_options
 from gpuenv.machine.describe import machine_from_options
+from gpuenv.output.wrap import echo
 from gpuenv.recipes import load_knowledge_base
 from gpuenv.resolve import DEFAULT_REQUIREMENTS, Plan, resolve
 from gpuenv.resolve.report import render
@@ -77,7 +78,7 @@ def resolve_command(
         data = {**plan.to_json(), **assumed_field(assumed)}
         click.echo(json.dumps(data, indent=2))
     else:
-        click.echo(render(plan, explain=verbose))
+        echo(render(plan, explain=verbose))
 
 
 @click.command("explain")
@@ -90,4 +91,4 @@ def explain_command(requirements: tuple[str, ...], as_json: bool, **opts: object
         data = {**plan.to_json(with_rejected=True), **assumed_field(assumed)}
         emit_result(click.get_current_context(), plan=data)
     else:
-        click.echo(render(plan, explain=True))
+        echo(render(plan, explain=True))

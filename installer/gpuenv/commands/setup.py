@@ -12,6 +12,7 @@ import click
 from gpuenv.commands.json_output import json_option
 from gpuenv.commands.machine_options import check_python_option
 from gpuenv.commands.progress import Reporter
+from gpuenv.output.wrap import echo
 
 if TYPE_CHECKING:
     from gpuenv.setup.workflow import SetupOutcome, SetupRun
@@ -168,12 +169,12 @@ def _run_and_render(run: SetupRun, *, quiet: bool, as_json: bool) -> None:
 
     outcome = run_setup(run, Reporter(quiet=quiet or as_json))
     if outcome.verdict is not None and not quiet and not as_json:
-        click.echo(outcome.verdict.render(), err=True)
+        echo(outcome.verdict.render(), err=True)
     if as_json:
         _emit_json(outcome)
     elif outcome.status == "dry-run":
         action = "use" if outcome.lockfile_exists else "write"
-        click.echo(
+        echo(
             f"dry run: would {action} {outcome.record.lockfile}, install it as {outcome.link},"
             " verify it"
         )
@@ -232,22 +233,22 @@ def _summary(outcome: SetupOutcome) -> None:
     record, name, command = outcome.record, outcome.run.name, outcome.run.command
     activate = activate_line(outcome.link, outcome.backend, name)
     if outcome.status == "unchanged":
-        click.echo(
+        echo(
             f"gpuenv {command}: {name} is up to date ({record.stack}, verified"
             f" {record.verified_at}); nothing to do"
         )
-        click.echo(f"  activate: {activate}")
+        echo(f"  activate: {activate}")
         return
     where = f" (lab class {record.lab_class})" if record.lab_class else ""
     how = "unchanged"
     if outcome.changed:
         how = "rebuilt, replacing the one there" if outcome.replaced else "new"
-    click.echo(f"gpuenv {command}: {record.stack}, Python {record.python_version}{where}")
-    click.echo(f"  environment: {outcome.link}  ({how}, {outcome.backend})")
+    echo(f"gpuenv {command}: {record.stack}, Python {record.python_version}{where}")
+    echo(f"  environment: {outcome.link}  ({how}, {outcome.backend})")
     if record.packages:
-        click.echo(f"  packages:    {', '.join(record.packages)}")
-    click.echo(f"  lockfile:    {record.lockfile}")
+        echo(f"  packages:    {', '.join(record.packages)}")
+    echo(f"  lockfile:    {record.lockfile}")
     if record.kernel:
-        click.echo(f"  jupyter:     kernel {Path(record.kernel).name} ({record.kernel})")
-    click.echo(f"  verify:      {'works as planned' if outcome.verified else 'FAILED: see above'}")
-    click.echo(f"  activate:    {activate}")
+        echo(f"  jupyter:     kernel {Path(record.kernel).name} ({record.kernel})")
+    echo(f"  verify:      {'works as planned' if outcome.verified else 'FAILED: see above'}")
+    echo(f"  activate:    {activate}")

@@ -10,6 +10,7 @@ import click
 
 from gpuenv.commands import json_output
 from gpuenv.commands.env_options import env_options, location
+from gpuenv.output.wrap import echo
 from gpuenv.verify import Expectations, VerifyError, verify_environment
 
 VERIFY_FAILED_EXIT = 1  # the environment does not do what its plan promised
@@ -45,19 +46,19 @@ def run_verify(
     try:
         report = verify_environment(python, expectations, timeout=timeout)
     except VerifyError as exc:
-        click.echo(f"gpuenv: error: {exc}", err=True)
+        echo(f"gpuenv: error: {exc}", err=True)
         json_output.emit_error(str(exc), USAGE_EXIT)
         return USAGE_EXIT
     if as_json:
         json_output.emit(report.to_json())
     else:
-        click.echo(report.render())
+        echo(report.render())
     if report.ok:
         return 0
     failed = [f.name for f in report.frameworks if not f.ok] or ["the environment"]
     first = next((p for f in report.frameworks for p in f.problems), None)
     first = first or (report.problems[0] if report.problems else "see the report")
-    click.echo(f"gpuenv: verify failed for {', '.join(failed)}: {first}", err=True)
+    echo(f"gpuenv: verify failed for {', '.join(failed)}: {first}", err=True)
     return VERIFY_FAILED_EXIT
 
 

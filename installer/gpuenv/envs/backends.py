@@ -78,6 +78,9 @@ def install_wheels(python: Path, wheels: list[InstallSource], uv: str) -> None:
         raise InstallError("a wheel URL with credentials is never written to uv's requirement list")
     lines = [f"{w.artifact.name} @ {w.url} --hash=sha256:{w.artifact.sha256}" for w in wheels]
     offline = ["--offline"] if all(w.is_local for w in wheels) else []
+    from gpuenv.envs.uv_progress import shows_progress
+
+    quiet = [] if shows_progress() else ["--quiet"]  # uv's bars on a terminal, else silence
     with uv_workdir("install") as tmp:
         reqs = tmp / "requirements.txt"
         reqs.write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -93,7 +96,7 @@ def install_wheels(python: Path, wheels: list[InstallSource], uv: str) -> None:
                 "--no-build",
                 "--no-index",
                 *offline,
-                "--quiet",
+                *quiet,
                 "-r",
                 str(reqs),
             ],
@@ -151,13 +154,12 @@ def smoke_test(python: Path, frameworks: list[str], timeout: float = 300.0) -> O
 
 def _run(cmd: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
     """uv, run in one of gpuenv's own work folders (see fs.workdir.uv_workdir)."""
+    from gpuenv.envs.uv_progress import run_uv
     from gpuenv.output import log_command
 
     log_command(cmd)
     try:
-        return subprocess.run(
-            cmd, capture_output=True, text=True, timeout=UV_TIMEOUT, check=False, cwd=cwd
-        )
+        return run_uv(cmd, cwd, UV_TIMEOUT)
     except subprocess.TimeoutExpired as exc:
         raise InstallError(f"{cmd[0]} {cmd[1]} did not finish in {UV_TIMEOUT:.0f}s") from exc
 

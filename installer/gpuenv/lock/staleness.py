@@ -41,7 +41,13 @@ def planned_at_lock(locked: LockedEnvironment) -> tuple[str, dict[str, str]]:
 
 
 def stale_causes(locked: LockedEnvironment, plan: Plan) -> list[str]:
-    """What changed between the plan the lockfile was made for and today's, causes first."""
+    """What changed between the plan the lockfile was made for and today's, causes first.
+
+    The builds count as changed only when today's differ from both the ones planned at lock
+    time and the ones locked (a lockfile that fell back to what is planned today is not stale
+    for its builds); the knowledge base is named only beside such a change (a new knowledge
+    base that plans the same stack changes nothing); the extra packages (a lab's `packages`,
+    the ipykernel `jupyter = true` adds) are compared whatever else changed."""
     old = locked.plan
     out = []
     if old.driver != plan.driver:
@@ -52,27 +58,21 @@ def stale_causes(locked: LockedEnvironment, plan: Plan) -> list[str]:
         out.append(f"GPU compute capability {old_gpu or 'none'} -> {new_gpu or 'none'}")
     if old.platform != plan.platform:
         out.append(f"platform {old.platform} -> {plan.platform}")
-    if old.knowledge_base and old.knowledge_base != plan.knowledge_base:
-        out.append(f"knowledge base {old.knowledge_base} -> {plan.knowledge_base}")
     python, labels = planned_at_lock(locked)
     new = _labels(plan)
-    stacks = [
-        f"{name} {labels.get(name, 'absent')} -> {new.get(name, 'absent')}"
-        for name in sorted(set(labels) | set(new))
-        if labels.get(name, "absent") != new.get(name, "absent")
-    ]
-    if not stacks and not locked.fallback:
-        # the same builds: what else the plan installs (a lab's extra packages) is the cause;
-        # with other builds or a fallback, the framework pins differ anyway and say it
-        old_pip = {p.requirement for p in old.pip}
-        new_pip = {p.requirement for p in plan.pip}
-        if old_pip != new_pip:
-            gone, added = sorted(old_pip - new_pip), sorted(new_pip - old_pip)
-            out.append(
-                "pip requirements "
-                + ", ".join([*(f"-{r}" for r in gone), *(f"+{r}" for r in added)])
-            )
-    if python != plan.python:
+    stacks = []
+    if new != _labels(old):
+        stacks = [
+            f"{name} {labels.get(name, 'absent')} -> {new.get(name, 'absent')}"
+            for name in sorted(set(labels) | set(new))
+            if labels.get(name, "absent") != new.get(name, "absent")
+        ]
+    if stacks and old.knowledge_base and old.knowledge_base != plan.knowledge_base:
+        out.append(f"knowledge base {old.knowledge_base} -> {plan.knowledge_base}")
+    extras = _extra_packages(old, plan)
+    if extras:
+        out.append(f"packages {extras}")
+    if python not in (plan.python, old.python):
         out.append(f"Python {python} -> {plan.python}")
     out += stacks
     pins_fell_back = "companion pins changed" in locked.fallback
@@ -81,3 +81,28 @@ def stale_causes(locked: LockedEnvironment, plan: Plan) -> list[str]:
     ):
         out.append("companion pins changed")
     return out
+
+
+def _extra_packages(old: Plan, new: Plan) -> str:
+    """The packages locked beside the frameworks that were added (+) or dropped (-): those of
+    the pip part that name no framework of either plan."""
+    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.utils import canonicalize_name
+
+    frameworks = {canonicalize_name(n) for n in (*old.frameworks, *new.frameworks)}
+
+    def extras(plan: Plan) -> set[str]:
+        out = set()
+        for pip in plan.pip:
+            try:
+                name = canonicalize_name(Requirement(pip.requirement).name)
+            except InvalidRequirement:
+                continue
+            if name not in frameworks:
+                out.add(pip.requirement)
+        return out
+
+    before, after = extras(old), extras(new)
+    return ", ".join(
+        [*(f"-{r}" for r in sorted(before - after)), *(f"+{r}" for r in sorted(after - before))]
+    )

@@ -11,7 +11,7 @@ from gpuenv.recipes import PLATFORM_PROJECT, KnowledgeBase
 from gpuenv.resolve import explain
 from gpuenv.resolve.combine import common_pythons, nvidia_wheels
 from gpuenv.resolve.plan import FrameworkChoice, PipRequirement, Plan, RejectedCandidate
-from gpuenv.resolve.requirements import RETIRED_NAMES, FrameworkRequirement
+from gpuenv.resolve.requirements import FrameworkRequirement, retired_name_warning
 from gpuenv.resolve.rules import (
     Candidate,
     Rejection,
@@ -65,6 +65,7 @@ def assemble(
             # libraries the wheel does not require, that its install page does: pinned here
             pip.extend(PipRequirement(lib, None) for lib in cand.pip_libs)
         conda.extend(cand.conda_libs)
+        reasons.extend(_cudnn_installed(cand))
         companions.extend(cand.companions)
         constraints.extend(cand.constraints)
         warnings.extend(cand.warnings)
@@ -73,7 +74,11 @@ def assemble(
         reasons.extend(cand.constraint_reasons)
         sources.append(explain.choice_sources(cand))
         reasons.extend(explain.windows_last_gpu_reason(kb, cand, rejections, target))
-        warnings.extend(RETIRED_NAMES[n] for n in req.retired_names)
+        package = build.package or release.package or req.framework
+        warnings.extend(
+            retired_name_warning(n, package, release.version, cand.on_gpu)
+            for n in req.retired_names
+        )
         if req.cpu_only:
             reasons.append(
                 f"{req.framework}: {', '.join(n for n in req.names if n != req.framework)} asks"
@@ -223,3 +228,24 @@ def _unverified(cand: Candidate) -> list[str]:
         " against a primary source (see recipes/; `gpuenv recipes check --online` compares"
         " what it can)"
     ]
+
+
+def _cudnn_installed(cand: Candidate) -> list[str]:
+    """When the cuDNN an environment gets differs from the one the build was made with (the
+    plan's header shows the latter), the reason line that says which it gets and why."""
+    import re
+
+    build = cand.build
+    if not (cand.on_gpu and build.cudnn):
+        return []
+    for spec in (*cand.conda_libs, *cand.pip_libs):
+        found = re.fullmatch(r"(?:cudnn=|nvidia-cudnn-cu\d+==)(\d+\.\d+)[.\d]*", spec)
+        if found and found[1] != build.cudnn:
+            return [
+                f"cuDNN {found[1]} for {cand.label}: built with cuDNN {build.cudnn}, which later"
+                f" minor releases of cuDNN {build.cudnn.split('.')[0]} still run (NVIDIA cuDNN"
+                " Developer Guide, API compatibility: from cuDNN 7 on, a minor release is"
+                f" backward compatible); {found[1]} is the one its release's install"
+                f" instructions name ({spec}; see the build row's source)"
+            ]
+    return []

@@ -34,10 +34,21 @@ RETIRED_NAMES = {
     # (win_amd64); 2.12.0 is an sdist whose setup.py raises (an error package)
     "tensorflow-gpu": (
         "tensorflow-gpu is the retired name of TensorFlow's GPU package (wheels up to 2.11.0 on"
-        " Linux, 2.10.1 on Windows; 2.12.0 is an sdist that fails on install): planned as"
-        " tensorflow, which includes GPU support since 2.1"
+        " Linux, 2.10.1 on Windows; 2.12.0 is an sdist that fails on install)"
     ),
 }
+
+
+def retired_name_warning(name: str, package: str, version: str, on_gpu: bool) -> str:
+    """What a retired name was planned as: the package the chosen build installs, and why."""
+    if package == name:  # the release's GPU build is still published under that name
+        what = f"installed as {name} {version}, the name of that release's GPU build (its plain"
+        what += " tensorflow package is CPU-only)"
+    elif not on_gpu:
+        what = f"planned as {package} {version}, on the CPU"
+    else:
+        what = f"planned as {package} {version}, itself a CUDA build"
+    return f"{RETIRED_NAMES[name]}: {what}"
 
 
 class RequirementError(GpuenvError, ValueError):

@@ -69,11 +69,8 @@ def evaluate(
     if missing:
         return reject("unavailable", missing)
     if target.platform not in build.platforms:
-        return reject(
-            "platform",
-            _platform_message(kb, target, release, build),
-            incomplete=not release.builds_complete,
-        )
+        message, row = _platform_message(kb, target, release, build)
+        return reject("platform", message, row=row, incomplete=not release.builds_complete)
     pythons = available_pythons(
         target.available, release, build, target.platform, _pythons(release, target)
     )
@@ -161,30 +158,40 @@ def _oldest_first(versions: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(sorted(versions, key=version_key))
 
 
-def _platform_message(kb: KnowledgeBase, target: Target, release: Release, build: Build) -> str:
+def _platform_message(
+    kb: KnowledgeBase, target: Target, release: Release, build: Build
+) -> tuple[str, Optional[Sourced]]:
+    """Why the build is not for this platform, and the row that says so when it is not the
+    release's own (native Windows: the last GPU build's, whose source states where GPU builds
+    for Windows end)."""
     if not release.builds_complete:
         return (
             f"no {build.variant} build for {target.platform} is recorded; the knowledge base lists"
             f" only the verified builds of {release.framework} {release.version}"
-        )
+        ), None
     has_gpu_build_here = any(b.is_gpu and target.platform in b.platforms for b in release.builds)
     if build.is_gpu and not has_gpu_build_here and target.os_family == "windows" and not target.wsl:
-        last = _last_gpu_release_on(kb, release.framework, target.platform)
+        last = _last_gpu_build_on(kb, release.framework, target.platform)
         if last is None:
-            return f"{release.framework} has no GPU build for native Windows; {WINDOWS_NATIVE_HINT}"
+            hint = f"{release.framework} has no GPU build for native Windows; {WINDOWS_NATIVE_HINT}"
+            return hint, None
+        version, last_build = last
         return (
-            f"no GPU build for native Windows (the last one is {release.framework} {last});"
+            f"no GPU build for native Windows (the last one is {release.framework} {version});"
             f" {WINDOWS_NATIVE_HINT}"
-        )
+        ), last_build.provenance
     if build.is_gpu and target.os_family == "macos":
-        return "no CUDA build for macOS (NVIDIA CUDA is not supported there)"
-    return f"the {build.variant} build is not published for {target.platform}"
+        return "no CUDA build for macOS (NVIDIA CUDA is not supported there)", None
+    return f"the {build.variant} build is not published for {target.platform}", None
 
 
-def _last_gpu_release_on(kb: KnowledgeBase, framework: str, platform: str) -> Optional[str]:
+def _last_gpu_build_on(
+    kb: KnowledgeBase, framework: str, platform: str
+) -> Optional[tuple[str, Build]]:
     for release in kb.framework(framework).releases:  # newest first
         if not release.builds_complete:
             continue
-        if any(b.is_gpu and platform in b.platforms for b in release.builds):
-            return release.version
+        for build in release.builds:
+            if build.is_gpu and platform in build.platforms:
+                return release.version, build
     return None

@@ -1,0 +1,74 @@
+"""Text for people, wrapped to the terminal's width (80 columns when the output is no
+terminal), at word boundaries, with hanging indents: a list item's later lines start under its
+text, any other line's two columns in. Nothing is cut: a word longer than the width (a URL, a
+path) stays whole on a line of its own. JSON and shell code never come through here.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from typing import TextIO
+
+import click
+
+DEFAULT_WIDTH = 80  # where the output is no terminal (a file, a pipe, CI's log)
+MIN_WIDTH = 40  # below this, wrapping makes text harder to read, not easier
+# a list item's marker: "- ", "* ", "1. ", "2) ", "[3] "; its text starts after it
+_MARKER = re.compile(r"(?:[-*\u2022]|\d+[.)]|\[\d+\]) +")
+HANGING = 2  # later lines of a line that is no list item start this many columns in
+
+
+WIDTH_ENV = "GPUENV_COLUMNS"  # the width to wrap to; 0: do not wrap (for logs that are grepped)
+NO_WRAP = 1 << 30
+
+
+def width(stream: TextIO) -> int:
+    """The columns `stream` shows: $GPUENV_COLUMNS where set (0: no wrapping), $COLUMNS where
+    set (as shells and tmux set it), the terminal's own width on a terminal, else
+    DEFAULT_WIDTH."""
+    ours = os.environ.get(WIDTH_ENV, "")
+    if ours.isdigit():
+        return max(MIN_WIDTH, int(ours)) if int(ours) else NO_WRAP
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return max(MIN_WIDTH, int(columns))
+    try:
+        if stream.isatty():
+            return max(MIN_WIDTH, os.get_terminal_size(stream.fileno()).columns)
+    except (AttributeError, OSError, ValueError):  # a stream with no file behind it
+        pass
+    return DEFAULT_WIDTH
+
+
+def wrap_line(line: str, columns: int) -> list[str]:
+    """One line as lines of at most `columns` (but for words longer than that)."""
+    if len(line) <= columns or not line.strip():
+        return [line]
+    body = line.lstrip(" ")
+    lead = " " * (len(line) - len(body))
+    marker = _MARKER.match(body)
+    later = lead + (" " * marker.end() if marker else " " * HANGING)
+    import textwrap  # only where a line is too long
+
+    return textwrap.wrap(
+        line,
+        width=columns,
+        initial_indent="",
+        subsequent_indent=later,
+        break_long_words=False,
+        break_on_hyphens=False,
+        drop_whitespace=True,
+    ) or [line]
+
+
+def wrap(text: str, columns: int) -> str:
+    """Every line of `text` wrapped; the line breaks it has are kept."""
+    return "\n".join(piece for line in text.split("\n") for piece in wrap_line(line, columns))
+
+
+def echo(message: object = "", *, err: bool = False) -> None:
+    """click.echo, wrapped to the width of the stream it writes to."""
+    stream = sys.stderr if err else sys.stdout
+    click.echo(wrap(str(message), width(stream)), err=err)
