@@ -174,6 +174,7 @@ AREAS: dict[str, Area] = {
             "backends",
             "python_check",
             "windows",
+            "uv_progress",
         ),
         (
             "tests/envs/test_store_guards.py",
@@ -186,6 +187,7 @@ AREAS: dict[str, Area] = {
             "tests/envs/test_store_lock_wait.py",
             "tests/envs/test_python_lookup.py",
             "tests/envs/test_interpreter_for.py",
+            "tests/envs/test_uv_progress.py",
         ),
     ),
     "envs-sources": Area(
