@@ -22,6 +22,7 @@ COMMANDS = {
     "lock": "gpuenv.commands.lock:lock_command",
     "install": "gpuenv.commands.install:install_command",
     "fetch": "gpuenv.commands.install:fetch_command",
+    "export": "gpuenv.commands.export:export_command",
     "verify": "gpuenv.commands.verify:verify",
     "envs": "gpuenv.commands.envs:envs_command",
     "run": "gpuenv.commands.run:run_command",
