@@ -8,6 +8,8 @@ from typing import Optional
 
 import click
 
+from gpuenv.output.wrap import echo
+
 TARGETS = ("dockerfile", "apptainer", "lmod")
 
 
@@ -47,11 +49,11 @@ def export_command(
         if lockfile is not None or name is None:
             raise click.UsageError("--to lmod exports an environment: give --name ENV, no LOCKFILE")
         build.write_lmod(name, output)
-        click.echo(f"wrote {output}: `module use {output.parent}` then `module load {output.stem}`")
+        echo(f"wrote {output}: `module use {output.parent}` then `module load {output.stem}`")
         return
     if lockfile is None or name is not None:
         raise click.UsageError(f"--to {target} exports a lockfile: give LOCKFILE, not --name")
     written = build.write_container(lockfile, target, output, wheelhouse=wheelhouse, base=base)
-    click.echo(f"wrote {', '.join(str(p) for p in written)}")
+    echo(f"wrote {', '.join(str(p) for p in written)}")
     tool = "docker build" if target == "dockerfile" else "apptainer build IMAGE.sif"
-    click.echo(f"build it: {tool} {output if target == 'dockerfile' else output / 'gpuenv.def'}")
+    echo(f"build it: {tool} {output if target == 'dockerfile' else output / 'gpuenv.def'}")

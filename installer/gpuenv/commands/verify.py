@@ -84,6 +84,16 @@ def run_verify(
     show_default=True,
     help="Seconds each framework's probe may take.",
 )
+@click.option(
+    "--health",
+    is_flag=True,
+    help="A quick check for a Slurm prolog or a health check: installed versions, the"
+    " interpreter, the GPU and driver; silent when all is well, one line per problem and"
+    " exit 1 otherwise; --timeout bounds it as a whole (default 10s here).",
+)
+@click.option(
+    "--import", "imports", is_flag=True, help="With --health: also import each framework."
+)
 @env_options
 @click.pass_context
 def verify(
@@ -92,6 +102,8 @@ def verify(
     expect_json: Optional[Path],
     as_json: bool,
     timeout: float,
+    health: bool,
+    imports: bool,
     name: Optional[str],
     prefix: Optional[Path],
 ) -> None:
@@ -100,6 +112,8 @@ def verify(
     By default the environment gpuenv installed (--name default), against the plan it was
     locked from.
     """
+    if health or imports:
+        ctx.exit(_health(ctx, name, prefix, python, expect_json, imports, as_json, timeout))
     expectations = load_expectations(expect_json) if expect_json else None
     if python is None:
         from gpuenv.envs.errors import EnvironmentNotFound
@@ -114,3 +128,30 @@ def verify(
             expectations = stored_expectations(env_dir)
         python = interpreter(env_dir)
     ctx.exit(run_verify(python, expectations, as_json, timeout))
+
+
+def _health(
+    ctx: click.Context,
+    name: Optional[str],
+    prefix: Optional[Path],
+    python: Optional[Path],
+    expect_json: Optional[Path],
+    imports: bool,
+    as_json: bool,
+    timeout: float,
+) -> int:
+    from gpuenv.verify.health import check_health
+
+    if python is not None or expect_json is not None:
+        raise click.UsageError("--health checks an environment of the store: --name or --prefix")
+    if imports and not ctx.params.get("health"):
+        raise click.UsageError("--import goes with --health")
+    if ctx.get_parameter_source("timeout") == click.core.ParameterSource.DEFAULT:
+        timeout = 10.0
+    where = location(name, prefix)
+    result = check_health(where, timeout=timeout, imports=imports)
+    if as_json:
+        json_output.emit(result.to_json())
+    for problem in result.problems:
+        echo(f"gpuenv verify --health: {where.name}: {problem}", err=True)
+    return 0 if result.ok else VERIFY_FAILED_EXIT
