@@ -78,6 +78,9 @@ def _host_env(folder: Path) -> dict[str, str]:
         "UV_PYTHON_DOWNLOADS": "never",
         "GPUENV_DISABLE_NVML": "1",  # the stand-in nvidia-smi is the host's GPU
         "PIP_CONFIG_FILE": "/dev/null",
+        # bash reads ~/.bashrc for an ssh command only as a top-level shell: a clean host's
+        # sessions, not this machine's root account's (a pyenv there would slow every task)
+        "SHLVL": "1",
     }
 
 
