@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from detect_fakes import CURRENT, R470, write_fake_smi
+from detect_fakes import CURRENT, R470, SMI, write_fake_smi
 from fleet_ansible import PLAYBOOK, ansible_env, ansible_tool, gpuenv_wrapper, recap
 from fleet_hosts import SSH_PORT, Hosts, missing_tools
 from fleet_lab import CLASSES, Upstream, build_wheels, lockfile_files, serve_upstream, write_lab
@@ -202,14 +202,21 @@ def test_one_run_onboards_three_hosts_each_with_its_class(fleet: Fleet) -> None:
     assert all(h["changed"] is False and h["ok"] for h in report["hosts"].values())
     assert fleet.upstream.total_requests() == 0
 
-    # a class without its lockfile: that host fails with the lab's message, the others finish
+    # a class without its lockfile: that host fails with the lab's message; a GPU that stopped
+    # answering the framework (detect still sees it): that host fails verify; the other finishes
     locks["kepler"].unlink()
+    scenario = fleet.hosts.folder / "ada" / "bin" / "scenario.json"
+    broken = {"match": ["--query-gpu=name"], "file": str(SMI / "no-driver.txt"), "exit": 9}
+    scenario.write_text(json.dumps([broken, *json.loads(scenario.read_text())]))
     failed, report = fleet.run("controller")
     assert failed.returncode != 0
     kepler = report["hosts"]["kepler"]
     expected = f"lab class kepler has no lockfile: {locks['kepler']} does not exist"
     assert kepler["ok"] is False and expected in kepler["error"], kepler
     assert expected in failed.stdout
-    assert report["hosts"]["ada"]["ok"] and report["hosts"]["cpu"]["ok"]
-    assert report["summary"]["failed"] == ["kepler"]
+    ada = report["hosts"]["ada"]
+    assert ada["ok"] is False and ada["verify"]["ok"] is False, ada
+    assert "gpuenv verify failed" in ada["error"] and "JAX fell back to the CPU" in ada["error"]
+    assert report["hosts"]["cpu"]["ok"] is True
+    assert sorted(report["summary"]["failed"]) == ["ada", "kepler"]
     print(f"fleet test: {time.monotonic() - started:.0f} s of ansible-playbook runs")
