@@ -64,7 +64,9 @@ def gpuenv_wrapper(folder: Path) -> Path:
     return folder
 
 
-_RECAP = re.compile(r"^(\S+)\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M)
+_RECAP = re.compile(
+    r"^(\S+)\s*:\s*ok=(\d+)\s+changed=(\d+)\s+unreachable=(\d+)\s+failed=(\d+)", re.M
+)
 
 
 def recap(output: str) -> dict[str, dict[str, int]]:

@@ -171,8 +171,9 @@ def _wait_for(host: Host, timeout: float = 15) -> None:
         if host.sshd is not None and host.sshd.poll() is not None:
             log = (host.folder / "sshd.log").read_text(errors="replace")
             raise RuntimeError(f"sshd for {host.name} exited ({host.sshd.returncode}): {log}")
-        with contextlib.suppress(OSError), socket.create_connection(
-            (host.address, SSH_PORT), timeout=1
+        with (
+            contextlib.suppress(OSError),
+            socket.create_connection((host.address, SSH_PORT), timeout=1),
         ):
             return
         time.sleep(0.1)

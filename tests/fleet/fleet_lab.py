@@ -120,8 +120,20 @@ class LabClass:
 
 
 CLASSES = (
-    LabClass("ada", 'compute_capability = "8.9"\ndriver = "550.54.14"', "0.4.31", "jax-cuda12-plugin", "12.4"),
-    LabClass("kepler", 'compute_capability = "3.5"\ndriver = "450.66"', "0.4.30", "jax-cuda11-plugin", "11.0"),
+    LabClass(
+        "ada",
+        'compute_capability = "8.9"\ndriver = "550.54.14"',
+        "0.4.31",
+        "jax-cuda12-plugin",
+        "12.4",
+    ),
+    LabClass(
+        "kepler",
+        'compute_capability = "3.5"\ndriver = "450.66"',
+        "0.4.30",
+        "jax-cuda11-plugin",
+        "11.0",
+    ),
     LabClass("cpu", 'gpu = "none"', "0.4.30", None, None),
 )
 
@@ -160,7 +172,9 @@ def plan_for(cls: LabClass) -> Plan:
         glibc=None,
         gpu=None,
         driver=None,
-        frameworks={"jax": FrameworkChoice("jax", cls.jax, variant, cls.cuda, None, "jax", None, gpu)},
+        frameworks={
+            "jax": FrameworkChoice("jax", cls.jax, variant, cls.cuda, None, "jax", None, gpu)
+        },
         pip=tuple(pip),
         conda=(),
         companions=(),

@@ -52,8 +52,15 @@ class Fleet:
         }
         started = time.monotonic()
         done = subprocess.run(
-            [ansible_tool(), "-i", str(self.inventory), str(PLAYBOOK)]
-            + ["-e", json.dumps(variables), *extra],
+            [
+                ansible_tool(),
+                "-i",
+                str(self.inventory),
+                str(PLAYBOOK),
+                "-e",
+                json.dumps(variables),
+                *extra,
+            ],
             capture_output=True,
             text=True,
             env=self.env,
@@ -166,7 +173,11 @@ def test_one_run_onboards_three_hosts_each_with_its_class(fleet: Fleet) -> None:
     assert done.returncode == 0, _log(done)
     assert report["summary"]["failed"] == [] and report["hosts"]["ada"]["ok"] is True
     assert fleet.upstream.files() == dict.fromkeys(files["ada"], 1)
-    one_host = fleet.upstream.file_bytes(), fleet.upstream.total_bytes(), fleet.upstream.total_requests()
+    one_host = (
+        fleet.upstream.file_bytes(),
+        fleet.upstream.total_bytes(),
+        fleet.upstream.total_requests(),
+    )
     assert one_host[0] == fleet.wheel_bytes(files["ada"])
     for part in ("home", "cache", "uv-cache", "fleet"):  # ada starts afresh below
         shutil.rmtree(fleet.hosts.folder / "ada" / part, ignore_errors=True)
@@ -188,7 +199,11 @@ def test_one_run_onboards_three_hosts_each_with_its_class(fleet: Fleet) -> None:
     # one download for the fleet: every file once, however many hosts share it
     union = set().union(*files.values())
     assert fleet.upstream.files() == dict.fromkeys(union, 1)
-    three_hosts = fleet.upstream.file_bytes(), fleet.upstream.total_bytes(), fleet.upstream.total_requests()
+    three_hosts = (
+        fleet.upstream.file_bytes(),
+        fleet.upstream.total_bytes(),
+        fleet.upstream.total_requests(),
+    )
     assert three_hosts[0] == fleet.wheel_bytes(union)
     assert three_hosts[0] < sum(fleet.wheel_bytes(f) for f in files.values())
     print(f"upstream (wheel bytes, all bytes, requests): 1 host {one_host}, 3 hosts {three_hosts}")
