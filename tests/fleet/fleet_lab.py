@@ -249,6 +249,10 @@ class Upstream:
         with self.lock:
             return sum(self.requests.values())
 
+    def counts(self) -> tuple[int, int, int]:
+        """(wheel bytes, all bytes, requests) since the last reset."""
+        return self.file_bytes(), self.total_bytes(), self.total_requests()
+
 
 @contextmanager
 def serve_upstream(root: Path, wheels: list[Path]) -> Iterator[Upstream]:

@@ -168,22 +168,23 @@ def test_one_run_onboards_three_hosts_each_with_its_class(fleet: Fleet) -> None:
     files = {name: lockfile_files(path) for name, path in locks.items()}
     started = time.monotonic()
 
-    # one host: the controller fetches that class's files, each once
-    done, report = fleet.run("controller-one", "--limit", "ada,localhost")
+    union = set().union(*files.values())
+
+    # one host, its controller fetching for the whole lab (gpuenv_fetch_classes=all)
+    limit = ("--limit", "ada,localhost", "-e", "gpuenv_fetch_classes=all")
+    done, report = fleet.run("controller-one", *limit)
     assert done.returncode == 0, _log(done)
     assert report["summary"]["failed"] == [] and report["hosts"]["ada"]["ok"] is True
-    assert fleet.upstream.files() == dict.fromkeys(files["ada"], 1)
-    one_host = (
-        fleet.upstream.file_bytes(),
-        fleet.upstream.total_bytes(),
-        fleet.upstream.total_requests(),
-    )
-    assert one_host[0] == fleet.wheel_bytes(files["ada"])
+    assert fleet.upstream.files() == dict.fromkeys(union, 1)
+    one_host = fleet.upstream.counts()
     for part in ("home", "cache", "uv-cache", "fleet"):  # ada starts afresh below
         shutil.rmtree(fleet.hosts.folder / "ada" / part, ignore_errors=True)
     fleet.upstream.reset()
 
     # three hosts, three classes, one run: each ends with its class's environment, verified
+    stale = fleet.hosts.folder / "cpu" / "fleet" / "wheelhouse" / "old-1.0-py3-none-any.whl"
+    stale.parent.mkdir(parents=True)
+    stale.write_bytes(b"a file an older lockfile of the class named")
     done, report = fleet.run("controller")
     assert done.returncode == 0, _log(done)
     for cls in CLASSES:
@@ -196,14 +197,14 @@ def test_one_run_onboards_three_hosts_each_with_its_class(fleet: Fleet) -> None:
         # the GPU classes' stand-in JAX computed on the host's stand-in GPU, the CPU class's on the CPU
         assert jax["device"].startswith("gpu:0" if cls.plugin else "cpu"), jax
     assert recap(done.stdout)["kepler"]["changed"] > 0
-    # one download for the fleet: every file once, however many hosts share it
-    union = set().union(*files.values())
+    for cls in CLASSES:  # each host got its class's files alone; nothing else stays
+        wheelhouse = fleet.hosts.folder / cls.name / "fleet" / "wheelhouse"
+        assert {p.name for p in wheelhouse.iterdir()} == files[cls.name]
+    # one download for the fleet: every file once, however many hosts share it; as much as
+    # for one host when its controller fetched the lab's classes
     assert fleet.upstream.files() == dict.fromkeys(union, 1)
-    three_hosts = (
-        fleet.upstream.file_bytes(),
-        fleet.upstream.total_bytes(),
-        fleet.upstream.total_requests(),
-    )
+    three_hosts = fleet.upstream.counts()
+    assert three_hosts == one_host
     assert three_hosts[0] == fleet.wheel_bytes(union)
     assert three_hosts[0] < sum(fleet.wheel_bytes(f) for f in files.values())
     print(f"upstream (wheel bytes, all bytes, requests): 1 host {one_host}, 3 hosts {three_hosts}")
@@ -223,8 +224,11 @@ def test_one_run_onboards_three_hosts_each_with_its_class(fleet: Fleet) -> None:
     scenario = fleet.hosts.folder / "ada" / "bin" / "scenario.json"
     broken = {"match": ["--query-gpu=name"], "file": str(SMI / "no-driver.txt"), "exit": 9}
     scenario.write_text(json.dumps([broken, *json.loads(scenario.read_text())]))
-    failed, report = fleet.run("controller")
+    fleet.upstream.reset()
+    failed, report = fleet.run("controller-again")  # an empty wheelhouse
     assert failed.returncode != 0
+    # only the classes in play (gpuenv_fetch_classes=matched): kepler's plugin is not fetched
+    assert fleet.upstream.files() == dict.fromkeys(files["ada"] | files["cpu"], 1)
     kepler = report["hosts"]["kepler"]
     expected = f"lab class kepler has no lockfile: {locks['kepler']} does not exist"
     assert kepler["ok"] is False and expected in kepler["error"], kepler

@@ -119,3 +119,21 @@ def test_a_broken_machine_file_is_refused(lab: Path, tmp_path: Path, kb: Knowled
     bad.write_text('{"os": "linux"')
     code, _out, err = in_process("lab", "match", str(lab), "--machine", str(bad))
     assert code != 0 and "Traceback" not in err and err.strip()
+
+
+def test_lockfiles_lists_every_class_and_whether_its_lockfile_is_there(
+    lab: Path, tmp_path: Path
+) -> None:
+    (tmp_path / "locks" / "cpu.conda-lock.yml").unlink()
+    code, out, err = in_process("lab", "lockfiles", str(lab), "--json")
+    assert code == 0, err
+    locks = tmp_path / "locks"
+    assert json.loads(out)["classes"] == [
+        {"machine_class": "ada", "lockfile": str(locks / "ada.conda-lock.yml"), "exists": True},
+        {"machine_class": "cpu", "lockfile": str(locks / "cpu.conda-lock.yml"), "exists": False},
+    ]
+    code, out, err = in_process("lab", "lockfiles", str(lab))
+    assert code == 0 and out.splitlines() == [
+        f"ada: {locks / 'ada.conda-lock.yml'}",
+        f"cpu: {locks / 'cpu.conda-lock.yml'} (missing)",
+    ]

@@ -1,7 +1,9 @@
-"""`gpuenv lab match`: which class of a lab file a machine belongs to, and its lockfile.
+"""`gpuenv lab match`: which class of a lab file a machine belongs to, and its lockfile;
+`gpuenv lab lockfiles`: every class's lockfile, and whether it is there.
 
-The fleet role (ansible/gpuenv_lab) asks this on the controller about each host's
-`gpuenv detect --json`, so every host is matched by gpuenv's own rules (`Lab.match`)."""
+The fleet role (ansible/gpuenv_lab) asks these on the controller: `match` about each host's
+`gpuenv detect --json`, so every host is matched by gpuenv's own rules (`Lab.match`), and
+`lockfiles` when it fetches the files of the whole lab."""
 
 from __future__ import annotations
 
@@ -58,3 +60,27 @@ def match_command(lab_file: Path, machine_file: Optional[Path], as_json: bool) -
         )
         return
     click.echo(f"{cls.name}: {lockfile}")
+
+
+@lab_command.command("lockfiles")
+@click.argument("lab_file", type=click.Path(path_type=Path, exists=True, dir_okay=False))
+@json_output.json_option("Print each class's lockfile, and whether it exists, as JSON.")
+def lockfiles_command(lab_file: Path, as_json: bool) -> None:
+    """Each class of LAB_FILE with its lockfile, and whether that lockfile exists."""
+    from gpuenv.lab.load import load_lab
+    from gpuenv.recipes import load_knowledge_base
+
+    lab = load_lab(lab_file, load_knowledge_base())
+    rows = [(cls.name, lab.lockfile(cls)) for cls in lab.classes]
+    if as_json:
+        json_output.emit_result(
+            click.get_current_context(),
+            lab=os.path.abspath(lab_file),
+            classes=[
+                {"machine_class": name, "lockfile": str(path), "exists": path.is_file()}
+                for name, path in rows
+            ],
+        )
+        return
+    for name, path in rows:
+        click.echo(f"{name}: {path}{'' if path.is_file() else ' (missing)'}")
