@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -61,6 +62,50 @@ def test_windows_tasks_syntax(tmp_path: Path) -> None:
         timeout=120,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    ("variables", "expected"),
+    [
+        ({"gpuenv_requirements": "torch jax"}, "'torch', 'jax', '--name', 'it''s', '--json'"),
+        (
+            {"gpuenv_lab": "C:\\lab\\lab.toml"},
+            "'--lab', 'C:\\lab\\lab.toml', '--name', 'it''s', '--json'",
+        ),
+    ],
+)
+def test_windows_setup_arguments_are_quoted_for_powershell(
+    tmp_path: Path, variables: dict[str, str], expected: str
+) -> None:
+    """setup's arguments become PowerShell single-quoted strings (a quote doubled), rendered by
+    Ansible from windows.yml's own expression."""
+    tasks = yaml.safe_load(WINDOWS_TASKS.read_text(encoding="utf-8"))
+    (task,) = [t for t in tasks if "gpuenv_win_setup_args" in t.get("vars", {})]
+    play = tmp_path / "render.yml"
+    play.write_text(
+        yaml.safe_dump(
+            [
+                {
+                    "hosts": "localhost",
+                    "gather_facts": False,
+                    "vars": {**task["vars"], "gpuenv_name": "it's"},
+                    "tasks": [{"ansible.builtin.debug": {"msg": "@({{ gpuenv_win_setup_args }})"}}],
+                }
+            ]
+        )
+    )
+    result = subprocess.run(
+        [
+            *(ansible_tool(), "-i", "localhost,", "-c", "local", str(play)),
+            *("-e", json.dumps(variables), "-e", f"ansible_python_interpreter={sys.executable}"),
+        ],
+        capture_output=True,
+        text=True,
+        env=ansible_env(tmp_path),
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert json.dumps(f"@({expected})") in result.stdout
 
 
 def test_playbook_windows_play_is_separate_and_guarded() -> None:
