@@ -197,9 +197,9 @@ def test_one_run_onboards_three_hosts_each_with_its_class(fleet: Fleet) -> None:
         # the GPU classes' stand-in JAX computed on the host's stand-in GPU, the CPU class's on the CPU
         assert jax["device"].startswith("gpu:0" if cls.plugin else "cpu"), jax
     assert recap(done.stdout)["kepler"]["changed"] > 0
-    for cls in CLASSES:  # each host got its class's files alone; nothing else stays
+    for cls in CLASSES:  # the copies of the class's files went once installed, older ones too
         wheelhouse = fleet.hosts.folder / cls.name / "fleet" / "wheelhouse"
-        assert {p.name for p in wheelhouse.iterdir()} == files[cls.name]
+        assert list(wheelhouse.iterdir()) == [], cls.name
     # one download for the fleet: every file once, however many hosts share it; as much as
     # for one host when its controller fetched the lab's classes
     assert fleet.upstream.files() == dict.fromkeys(union, 1)
