@@ -162,6 +162,37 @@ def test_the_role_refuses_a_wrong_argument_before_it_touches_a_host(tmp_path: Pa
     assert "gpuenv_install_packages" in result.stdout and "Look for gpuenv" not in result.stdout
 
 
+@pytest.mark.parametrize("install_only", [True, False])
+def test_bootstrap_install_only_stops_before_setup(tmp_path: Path, install_only: bool) -> None:
+    """The role installs gpuenv with GPUENV_INSTALL_ONLY=1 and runs gpuenv itself after."""
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    ran = tmp_path / "ran"
+    for name, body in (("python", "exit 0"), ("gpuenv", f'echo "$@" >> "{ran}"')):
+        (venv / "bin" / name).write_text(f"#!/bin/sh\n{body}\n")
+        (venv / "bin" / name).chmod(0o755)
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "PYTHON": str(venv / "bin" / "python"),
+        "GPUENV_VENV": str(venv),
+    }
+    if install_only:
+        env["GPUENV_INSTALL_ONLY"] = "1"
+    done = subprocess.run(
+        ["sh", str(REPO / "scripts" / "bootstrap.sh"), "jax"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"gpuenv installed in {venv}" in done.stderr
+    if install_only:
+        assert not ran.exists()
+    else:
+        assert ran.read_text() == "setup jax\n"
+
+
 def test_ansible_lint_production_profile(tmp_path: Path) -> None:
     lint = ansible_tool("ansible-lint")
     result = subprocess.run(
