@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import socket
@@ -79,9 +80,7 @@ class Hosts:
         """A namespace with its veth end, its sshd listening on it, reachable from here."""
         index = len(self.hosts)
         tag = f"{os.getpid() % 100000}{index}"
-        subnet = 4 * index + (os.getpid() % 60) * 4 * 4  # one /30 each, apart per test run
-        third, fourth = 100 + subnet // 256, subnet % 256
-        here_addr, there_addr = f"198.18.{third}.{fourth + 1}", f"198.18.{third}.{fourth + 2}"
+        here_addr, there_addr = _free_pair()
         host = Host(name, f"gpuenv-fleet-{tag}", there_addr, self.folder / name, {})
         host.folder.mkdir()
         host.bin.mkdir()
@@ -149,6 +148,18 @@ class Hosts:
                     os.kill(pid, signal.SIGKILL)
             # the namespace's end of the veth pair goes with it, and the pair with that end
             subprocess.run(["ip", "netns", "del", host.netns], capture_output=True, timeout=30)
+
+
+def _free_pair() -> tuple[str, str]:
+    """The two addresses of a /30 in 198.18.100.0/22 that no interface here uses yet."""
+    shown = subprocess.run(["ip", "-4", "-o", "addr", "show"], capture_output=True, text=True)
+    taken = set(re.findall(r"inet (198\.18\.\d+\.\d+)/", shown.stdout))
+    for subnet in range(0, 1024, 4):
+        third, fourth = 100 + subnet // 256, subnet % 256
+        pair = f"198.18.{third}.{fourth + 1}", f"198.18.{third}.{fourth + 2}"
+        if not taken.intersection(pair):
+            return pair
+    raise RuntimeError("no free /30 left in 198.18.100.0/22")
 
 
 def _keygen(path: Path) -> None:
