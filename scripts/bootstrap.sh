@@ -2,6 +2,7 @@
 # A fresh machine to a verified GPU (or CPU) environment: install gpuenv into its own virtual
 # environment (.venv beside this checkout), then run `gpuenv setup`. Re-running is safe.
 # Usage: ./scripts/bootstrap.sh [REQUIREMENT ...] [gpuenv setup options]
+# GPUENV_INSTALL_ONLY=1 installs gpuenv and stops there (the fleet role installs lockfiles itself).
 set -eu
 here=$(cd "$(dirname "$0")/.." && pwd)
 venv="${GPUENV_VENV:-$here/.venv}"
@@ -27,4 +28,7 @@ fi
 "$venv/bin/python" -m pip install --quiet --upgrade pip
 "$venv/bin/python" -m pip install --quiet -e "$here"
 echo "gpuenv installed in $venv" >&2  # stdout is setup's alone (setup --json)
+if [ "${GPUENV_INSTALL_ONLY:-}" = 1 ]; then
+  exit 0
+fi
 exec "$venv/bin/gpuenv" setup "$@"

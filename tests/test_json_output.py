@@ -255,6 +255,21 @@ def test_lock_lab_json_per_class_status(tmp_path: Path) -> None:
 # -- install, fetch, envs -----------------------------------------------------------------------
 
 
+def test_install_dry_run_json_says_what_it_would_do(
+    install_repos: InstallRepos, tmp_path: Path
+) -> None:
+    lockfile = make_lock(install_repos, tmp_path / "jax.conda-lock.yml", jax_plan())
+    dry = ok_result(
+        run("install", str(lockfile), "--name", "lab", "--dry-run", "--json"), "install"
+    )
+    where = EnvLocation.named("lab")
+    assert dry["dry_run"] is True and dry["changed"] is True and dry["replaces"] is None
+    assert dry["name"] == "lab" and dry["environment"] == str(where.link)
+    assert dry["lockfile_sha256"] == sha256(lockfile)
+    assert dry["frameworks"]["jax"]["version"] == "0.4.30"
+    assert where.current() is None  # nothing was made
+
+
 def test_install_json_new_then_unchanged_then_removed(
     install_repos: InstallRepos, tmp_path: Path
 ) -> None:
@@ -270,6 +285,11 @@ def test_install_json_new_then_unchanged_then_removed(
 
     again = ok_result(run("install", str(lockfile), "--name", "lab", "--json"), "install")
     assert again == {**first, "changed": False}
+    # --dry-run: one document too; nothing to do is `changed: false`, as without it
+    dry = ok_result(
+        run("install", str(lockfile), "--name", "lab", "--dry-run", "--json"), "install"
+    )
+    assert dry == again
 
     removed = ok_result(run("envs", "remove", "lab", "--json"), "envs remove")
     assert removed == {

@@ -30,6 +30,7 @@ COMMANDS = {
     "cache": "gpuenv.commands.cache:cache_command",
     "recipes": "gpuenv.commands.recipes:recipes",
     "doctor": "gpuenv.commands.doctor:doctor_command",
+    "lab": "gpuenv.commands.lab:lab_command",
 }
 
 

@@ -1,47 +1,28 @@
-"""The fleet playbook (scripts/fleet/) and the Windows bootstrap (scripts/bootstrap.ps1).
+"""The fleet playbook (scripts/fleet/), the gpuenv.lab collection (ansible/gpuenv_lab) and the
+Windows bootstrap (scripts/bootstrap.ps1).
 
 PowerShell is not available on Linux CI machines, so bootstrap.ps1 is checked statically: no
 syntax that only PowerShell 7 has (it must run in Windows PowerShell 5.1), and every native
-command's exit status looked at.
+command's exit status looked at. The role runs for real against several hosts in
+test_fleet_hosts.py.
 """
 
 from __future__ import annotations
 
 import json
-import os
 import re
-import shutil
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
+import yaml
+from fleet_ansible import COLLECTION, PLAYBOOK, REPO, ansible_env, ansible_tool
 
-REPO = Path(__file__).resolve().parents[2]
-PLAYBOOK = REPO / "scripts" / "fleet" / "gpuenv.yml"
 WINDOWS_TASKS = REPO / "scripts" / "fleet" / "windows.yml"
 BOOTSTRAP_PS1 = REPO / "scripts" / "bootstrap.ps1"
-
-
-def _ansible_playbook() -> str:
-    # beside this interpreter first: `pip install -e '.[test]'` puts it in the same venv
-    here = Path(sys.executable).parent / "ansible-playbook"
-    found = str(here) if here.exists() else shutil.which("ansible-playbook")
-    if not found:
-        pytest.skip("ansible-playbook is not installed (pip install ansible-core, or '.[test]')")
-    return found
-
-
-def _ansible_env(tmp_path: Path, **extra: str) -> dict[str, str]:
-    return {
-        **os.environ,
-        "ANSIBLE_LOCAL_TEMP": str(tmp_path / "ansible-tmp"),
-        "ANSIBLE_REMOTE_TEMP": str(tmp_path / "ansible-remote-tmp"),
-        "ANSIBLE_NOCOLOR": "1",
-        "ANSIBLE_RETRY_FILES_ENABLED": "0",
-        **extra,
-    }
+ROLE = COLLECTION / "roles" / "gpuenv"
 
 
 # ---- the playbook ------------------------------------------------------------------------------
@@ -49,10 +30,10 @@ def _ansible_env(tmp_path: Path, **extra: str) -> dict[str, str]:
 
 def test_playbook_syntax(tmp_path: Path) -> None:
     result = subprocess.run(
-        [_ansible_playbook(), "-i", "localhost,", "-c", "local", "--syntax-check", str(PLAYBOOK)],
+        [ansible_tool(), "-i", "localhost,", "-c", "local", "--syntax-check", str(PLAYBOOK)],
         capture_output=True,
         text=True,
-        env=_ansible_env(tmp_path),
+        env=ansible_env(tmp_path),
         timeout=120,
     )
     assert result.returncode == 0, result.stdout + result.stderr
@@ -74,13 +55,57 @@ def test_windows_tasks_syntax(tmp_path: Path) -> None:
         f"    - ansible.builtin.import_tasks: {WINDOWS_TASKS}\n"
     )
     result = subprocess.run(
-        [_ansible_playbook(), "-i", "winhost,", "--syntax-check", str(wrapper)],
+        [ansible_tool(), "-i", "winhost,", "--syntax-check", str(wrapper)],
         capture_output=True,
         text=True,
-        env=_ansible_env(tmp_path, ANSIBLE_COLLECTIONS_PATH=str(tmp_path / "collections")),
+        env=ansible_env(tmp_path, ANSIBLE_COLLECTIONS_PATH=str(tmp_path / "collections")),
         timeout=120,
     )
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize(
+    ("variables", "expected"),
+    [
+        ({"gpuenv_requirements": "torch jax"}, "'torch', 'jax', '--name', 'it''s', '--json'"),
+        (
+            {"gpuenv_lab": "C:\\lab\\lab.toml"},
+            "'--lab', 'C:\\lab\\lab.toml', '--name', 'it''s', '--json'",
+        ),
+    ],
+)
+def test_windows_setup_arguments_are_quoted_for_powershell(
+    tmp_path: Path, variables: dict[str, str], expected: str
+) -> None:
+    """setup's arguments become PowerShell single-quoted strings (a quote doubled), rendered by
+    Ansible from windows.yml's own expression."""
+    tasks = yaml.safe_load(WINDOWS_TASKS.read_text(encoding="utf-8"))
+    (task,) = [t for t in tasks if "gpuenv_win_setup_args" in t.get("vars", {})]
+    play = tmp_path / "render.yml"
+    play.write_text(
+        yaml.safe_dump(
+            [
+                {
+                    "hosts": "localhost",
+                    "gather_facts": False,
+                    "vars": {**task["vars"], "gpuenv_name": "it's"},
+                    "tasks": [{"ansible.builtin.debug": {"msg": "@({{ gpuenv_win_setup_args }})"}}],
+                }
+            ]
+        )
+    )
+    result = subprocess.run(
+        [
+            *(ansible_tool(), "-i", "localhost,", "-c", "local", str(play)),
+            *("-e", json.dumps(variables), "-e", f"ansible_python_interpreter={sys.executable}"),
+        ],
+        capture_output=True,
+        text=True,
+        env=ansible_env(tmp_path),
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert json.dumps(f"@({expected})") in result.stdout
 
 
 def test_playbook_windows_play_is_separate_and_guarded() -> None:
@@ -90,6 +115,97 @@ def test_playbook_windows_play_is_separate_and_guarded() -> None:
     # a Linux-only fleet (and CI) must not need the ansible.windows collection
     assert not re.search(r"(?m)^\s*(?:-\s*)?ansible\.windows\.\w+:", text)
     assert "ansible.windows.win_shell" in WINDOWS_TASKS.read_text(encoding="utf-8")
+
+
+# ---- the role -------------------------------------------------------------------------------------
+
+
+def _yaml(path: Path) -> object:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def test_every_role_variable_has_its_argument_spec_with_the_same_default() -> None:
+    defaults = _yaml(ROLE / "defaults" / "main.yml")
+    specs = _yaml(ROLE / "meta" / "argument_specs.yml")
+    assert isinstance(defaults, dict) and isinstance(specs, dict)
+    options = specs["argument_specs"]["main"]["options"]
+    assert set(options) == set(defaults)
+    for name, spec in options.items():
+        assert spec["default"] == defaults[name], name
+        assert spec["description"], name
+
+
+def test_the_collection_readme_names_every_variable() -> None:
+    readme = (COLLECTION / "README.md").read_text(encoding="utf-8")
+    defaults = _yaml(ROLE / "defaults" / "main.yml")
+    assert isinstance(defaults, dict)
+    missing = [name for name in defaults if f"`{name}`" not in readme]
+    assert not missing, f"ansible/gpuenv_lab/README.md does not describe {missing}"
+
+
+def test_the_role_refuses_a_wrong_argument_before_it_touches_a_host(tmp_path: Path) -> None:
+    """meta/argument_specs.yml is enforced: a word that is no boolean stops the role."""
+    play = tmp_path / "play.yml"
+    play.write_text(
+        "- hosts: localhost\n  gather_facts: false\n  roles:\n"
+        "    - role: gpuenv.lab.gpuenv\n      gpuenv_install_packages: perhaps\n"
+    )
+    result = subprocess.run(
+        [ansible_tool(), "-i", "localhost,", "-c", "local", str(play)],
+        capture_output=True,
+        text=True,
+        env=ansible_env(tmp_path),
+        timeout=120,
+    )
+    assert result.returncode != 0
+    assert "Validating arguments against arg spec" in result.stdout
+    assert "gpuenv_install_packages" in result.stdout and "Look for gpuenv" not in result.stdout
+
+
+@pytest.mark.parametrize("install_only", [True, False])
+def test_bootstrap_install_only_stops_before_setup(tmp_path: Path, install_only: bool) -> None:
+    """The role installs gpuenv with GPUENV_INSTALL_ONLY=1 and runs gpuenv itself after."""
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    ran = tmp_path / "ran"
+    for name, body in (("python", "exit 0"), ("gpuenv", f'echo "$@" >> "{ran}"')):
+        (venv / "bin" / name).write_text(f"#!/bin/sh\n{body}\n")
+        (venv / "bin" / name).chmod(0o755)
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "PYTHON": str(venv / "bin" / "python"),
+        "GPUENV_VENV": str(venv),
+    }
+    if install_only:
+        env["GPUENV_INSTALL_ONLY"] = "1"
+    done = subprocess.run(
+        ["sh", str(REPO / "scripts" / "bootstrap.sh"), "jax"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"gpuenv installed in {venv}" in done.stderr
+    if install_only:
+        assert not ran.exists()
+    else:
+        assert ran.read_text() == "setup jax\n"
+
+
+def test_ansible_lint_production_profile(tmp_path: Path) -> None:
+    lint = ansible_tool("ansible-lint")
+    result = subprocess.run(
+        [lint, "--profile", "production", "--offline", "ansible/gpuenv_lab", "scripts/fleet"],
+        capture_output=True,
+        text=True,
+        env=ansible_env(tmp_path),
+        timeout=300,
+        cwd=REPO,
+    )
+    out = result.stdout + result.stderr
+    assert result.returncode == 0, out[-6000:]
+    assert "Profile 'production' was required, and it passed" in out
 
 
 # ---- bootstrap.ps1: Windows PowerShell 5.1 -----------------------------------------------------
@@ -175,18 +291,19 @@ def test_bootstrap_ps1_basics() -> None:
 
 @pytest.mark.network
 def test_playbook_sets_up_localhost(tmp_path: Path) -> None:
+    """Without a lab file: the role installs gpuenv from this checkout (bootstrap.sh, from the
+    package index) and runs `gpuenv setup jax` there."""
     report = tmp_path / "report.json"
     command = [
-        _ansible_playbook(),
+        ansible_tool(),
         *("-i", "localhost,", "-c", "local", str(PLAYBOOK)),
         *("-e", f"gpuenv_src={REPO}"),
+        *("-e", f"gpuenv_venv={tmp_path / 'venv'}"),
         *("-e", "gpuenv_requirements=jax"),
         *("-e", "gpuenv_env_name=fleet-ci"),
         *("-e", f"gpuenv_report={report}"),
     ]
-    env = _ansible_env(
-        tmp_path, GPUENV_HOME=str(tmp_path / "home"), GPUENV_VENV=str(tmp_path / "venv")
-    )
+    env = ansible_env(tmp_path, GPUENV_HOME=str(tmp_path / "home"))
     started = time.monotonic()
     result = subprocess.run(
         command, capture_output=True, text=True, env=env, timeout=1200, cwd=tmp_path
@@ -196,24 +313,23 @@ def test_playbook_sets_up_localhost(tmp_path: Path) -> None:
     assert result.returncode == 0, log
     data = json.loads(report.read_text(encoding="utf-8"))
     host = data["hosts"]["localhost"]
-    assert host["setup_rc"] == 0, f"setup failed on localhost:\n{host['errors']['setup']}"
+    assert host["ok"] is True, host.get("error")
     assert host["setup"]["command"] == "setup" and host["setup"]["status"] == "installed"
-    assert host["setup"]["verified"] is True
-    assert host["detect"]["platform"] == "linux-64", host["detect"]
+    assert host["setup"]["verified"] is True and host["changed"] is True
+    assert host["machine"]["platform"] == "linux-64", host["machine"]
     assert host["verify"]["ok"] is True, host["verify"]
-    assert host["verify_rc"] == 0
     assert "jax" in host["verify"]["frameworks"]
     assert data["summary"]["hosts"] == 1
     assert data["summary"]["verified"] == 1
     print(f"first run: {took:.0f} s")
 
-    # a second run changes nothing: setup's own no-op, reported as such
+    # a second run changes nothing: gpuenv is there, setup is its own no-op, reported as such
     again = subprocess.run(
         command, capture_output=True, text=True, env=env, timeout=1200, cwd=tmp_path
     )
     assert again.returncode == 0, again.stdout[-6000:] + again.stderr[-3000:]
     second = json.loads(report.read_text(encoding="utf-8"))["hosts"]["localhost"]
-    assert second["setup_changed"] is False, second["setup"]
+    assert second["changed"] is False, second["setup"]
     assert second["setup"]["status"] == "unchanged"
 
 

@@ -114,6 +114,12 @@ def _render(done: LockfileInstall, lockfile: Path, prefix: Optional[Path], as_js
     locked, result = done.locked, done.result
     assert locked is not None
     if done.status == "dry-run":
+        if as_json:
+            json_output.emit_result(
+                click.get_current_context(),
+                **_dry_run_json(where, prefix, lockfile, locked, done.replaced),
+            )
+            return
         _say_dry_run(locked, where, lockfile, done.replaced)
         return
     assert result is not None
@@ -220,6 +226,22 @@ def _installed_json(
         "lockfile": os.path.abspath(lockfile),
         "lockfile_sha256": locked.content_sha256,
         **locked.plan.summary(),
+    }
+
+
+def _dry_run_json(
+    where: Any, prefix: Optional[Path], lockfile: Path, locked: Any, replaced: Optional[str]
+) -> dict[str, Any]:
+    """What `install --dry-run` would do: install (`changed`), replacing what is there."""
+    return {
+        "name": None if prefix else where.name,
+        "environment": str(where.link),
+        "dry_run": True,
+        "changed": True,
+        "replaces": replaced,
+        "lockfile": os.path.abspath(lockfile),
+        "lockfile_sha256": locked.content_sha256,
+        **json_output.plan_summary(locked.plan),
     }
 
 

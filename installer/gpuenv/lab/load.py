@@ -159,6 +159,29 @@ class Lab:
         best = max(fits, key=lambda c: (c.has_gpu, c.priority))
         return best, why_not
 
+    def class_for(self, machine: Machine) -> MachineClass:
+        """The class this machine gets; a LabError that says why no class fits otherwise."""
+        cls, why_not = self.match(machine)
+        if cls is None:
+            raise LabError(
+                f"this machine fits no class of {self.path}:\n  "
+                + "\n  ".join(why_not)
+                + "\nAdd a class for it (os, compute_capability, driver floor), then"
+                f" `gpuenv lock --lab {self.path}`."
+            )
+        return cls
+
+    def committed_lockfile(self, cls: MachineClass) -> Path:
+        """The class's lockfile, which must exist: a fleet installs what the lab committed and
+        never locks on a host (that needs the indexes, and each host would lock on its own)."""
+        path = self.lockfile(cls)
+        if not path.is_file():
+            raise LabError(
+                f"lab class {cls.name} has no lockfile: {path} does not exist. Make it with"
+                f" `gpuenv lock --lab {self.path} --class {cls.name}` and commit it"
+            )
+        return path
+
 
 def find_lab_file(start: Path) -> Optional[Path]:
     for name in LAB_FILE_NAMES:

@@ -48,14 +48,7 @@ def plan_setup(
                 f"{opts.lab.path} decides this machine's stack: add extra packages to its [stack]"
                 " packages (and `jupyter = true` for a kernel), then `gpuenv lock --lab`"
             )
-        cls, why_not = opts.lab.match(machine)
-        if cls is None:
-            raise LabError(
-                f"this machine fits no class of {opts.lab.path}:\n  "
-                + "\n  ".join(why_not)
-                + "\nAdd a class for it (os, compute_capability, driver floor), then"
-                f" `gpuenv lock --lab {opts.lab.path}`."
-            )
+        cls = opts.lab.class_for(machine)
         lockfile = opts.lab.lockfile(cls)
         notes = [f"lab class {cls.name} (from {opts.lab.path.name}): this machine fits it"]
         if lockfile.exists():
