@@ -241,7 +241,7 @@ def _dry_run_json(
         "replaces": replaced,
         "lockfile": os.path.abspath(lockfile),
         "lockfile_sha256": locked.content_sha256,
-        **json_output.plan_summary(locked.plan),
+        **locked.plan.summary(),
     }
 
 
