@@ -24,7 +24,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("lab", "envs"),
     ("verify",),
     ("doctor",),
-    ("setup", "api", "maint", "gpucheck"),
+    ("setup", "api", "maint", "gpucheck", "export"),
     ("commands", "cli", "_entry", "__main__"),
 )
 RANK = {node: i for i, layer in enumerate(LAYERS) for node in layer}
