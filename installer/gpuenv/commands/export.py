@@ -8,6 +8,7 @@ from typing import Optional
 
 import click
 
+from gpuenv.commands import json_output
 from gpuenv.output.wrap import echo
 
 TARGETS = ("dockerfile", "apptainer", "lmod")
@@ -32,6 +33,7 @@ TARGETS = ("dockerfile", "apptainer", "lmod")
     " context and install them offline.",
 )
 @click.option("--base", help="dockerfile/apptainer: the base image (default python:X.Y-slim).")
+@json_output.json_option("Print what was written as JSON.")
 def export_command(
     lockfile: Optional[Path],
     target: str,
@@ -39,6 +41,7 @@ def export_command(
     name: Optional[str],
     wheelhouse: Optional[Path],
     base: Optional[str],
+    as_json: bool,
 ) -> None:
     """Export LOCKFILE as a Dockerfile or an Apptainer definition that installs exactly its
     hashed wheels and checks each framework imports; or (--name ENV) an environment as an Lmod
@@ -49,11 +52,19 @@ def export_command(
         if lockfile is not None or name is None:
             raise click.UsageError("--to lmod exports an environment: give --name ENV, no LOCKFILE")
         build.write_lmod(name, output)
-        echo(f"wrote {output}: `module use {output.parent}` then `module load {output.stem}`")
+        use = f"module use {output.parent} && module load {output.stem}"
+        _said(as_json, [output], use)
         return
     if lockfile is None or name is not None:
         raise click.UsageError(f"--to {target} exports a lockfile: give LOCKFILE, not --name")
     written = build.write_container(lockfile, target, output, wheelhouse=wheelhouse, base=base)
-    echo(f"wrote {', '.join(str(p) for p in written)}")
     tool = "docker build" if target == "dockerfile" else "apptainer build IMAGE.sif"
-    echo(f"build it: {tool} {output if target == 'dockerfile' else output / 'gpuenv.def'}")
+    _said(as_json, written, f"{tool} {output if target == 'dockerfile' else output / 'gpuenv.def'}")
+
+
+def _said(as_json: bool, written: list[Path], then: str) -> None:
+    if as_json:
+        json_output.emit({"written": [str(p) for p in written], "next": then})
+        return
+    echo(f"wrote {', '.join(str(p) for p in written)}")
+    echo(f"then: {then}")
