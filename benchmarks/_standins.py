@@ -24,7 +24,7 @@ from typing import Optional
 
 from _common import GPUENV, REPO, clean_env, output
 
-sys.path.insert(0, str(REPO / "tests"))
+sys.path.insert(0, str(REPO / "tests" / "support"))
 from localrepos import build_simple_index, build_wheel
 
 PY = f"{sys.version_info.major}.{sys.version_info.minor}"

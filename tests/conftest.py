@@ -12,9 +12,10 @@ from gpuenv.machine.describe import describe_machine
 from gpuenv.recipes import KnowledgeBase, load_knowledge_base
 
 REPO = Path(__file__).resolve().parent.parent
-# --import-mode=importlib leaves tests/ off sys.path; the shared test helpers live there.
-if str(REPO / "tests") not in sys.path:
-    sys.path.insert(0, str(REPO / "tests"))
+# --import-mode=importlib leaves tests/ off sys.path; the shared test helpers live in
+# tests/support.
+if str(REPO / "tests" / "support") not in sys.path:
+    sys.path.insert(0, str(REPO / "tests" / "support"))
 # Text for people wraps to the terminal's width, 80 columns off a terminal; the tests of what a
 # message says read it on one line (GPUENV_COLUMNS=0: no wrapping). Those of how it is laid
 # out (tests/output/test_wrap.py, tests/envs/test_envs_table.py) set their own width.
@@ -55,3 +56,11 @@ def run_gpuenv(*args: str, env: dict[str, str] | None = None) -> subprocess.Comp
 @pytest.fixture(scope="session")
 def gpuenv_cli():  # type: ignore[no-untyped-def]
     return run_gpuenv
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The threat-model suite lives beside the package each part attacks (tests/<package>/
+    hostile/), and stays one suite: `pytest -m hostile` runs it all."""
+    for item in items:
+        if "hostile" in Path(str(item.fspath)).parent.parts[-1:]:
+            item.add_marker(pytest.mark.hostile)

@@ -26,10 +26,10 @@ if sys.version_info >= (3, 11):
 else:
     import tomli as tomllib
 
-# --import-mode=importlib does not put tests/ on sys.path; localrepos lives there.
-_TESTS = str(Path(__file__).resolve().parent)
-if _TESTS not in sys.path:
-    sys.path.insert(0, _TESTS)
+# --import-mode=importlib does not put tests/ on sys.path; localrepos lives in tests/support.
+_SUPPORT = str(Path(__file__).resolve().parent / "support")
+if _SUPPORT not in sys.path:
+    sys.path.insert(0, _SUPPORT)
 
 from localrepos import (  # noqa: E402
     build_conda_channel,

@@ -28,7 +28,7 @@ from gpuenv.lock.pypi import PipArtifact
 from installrepos import InstallRepos, gpuenv, jax_plan, make_lock
 from lockdata import dump, in_process, load, package, write_for_wheels, write_valid
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 SECRET = "0r1g1n-s3cr3t"
 
 

@@ -1,4 +1,5 @@
-"""Hostile-input tests: crafted lockfiles and outputs, local repositories, a private store."""
+"""Hostile-input tests (the threat-model suite, `pytest -m hostile`): crafted lockfiles and
+outputs, local repositories, a private store."""
 
 from __future__ import annotations
 

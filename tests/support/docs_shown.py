@@ -11,7 +11,7 @@ import shlex
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 PAGES = (REPO / "README.md", *sorted((REPO / "docs").glob("*.md")))
 ILLUSTRATIVE = re.compile(r"<!--\s*illustrative:\s*(.+?)\s*-->")
 

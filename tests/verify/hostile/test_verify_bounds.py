@@ -198,7 +198,7 @@ def test_check_online_artifacts_has_the_same_bounds(tmp_path: Path) -> None:
     # there catches any request that would leave loopback.
     recipes = tmp_path / "recipes"
     recipes.mkdir()
-    for toml in Path(__file__).resolve().parents[2].joinpath("recipes").glob("*.toml"):
+    for toml in Path(__file__).resolve().parents[3].joinpath("recipes").glob("*.toml"):
         if toml.name not in ("pytorch.toml", "jax.toml"):
             (recipes / toml.name).write_bytes(toml.read_bytes())
     good = _wheel(tmp_path / OTHER)

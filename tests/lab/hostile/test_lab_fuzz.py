@@ -28,7 +28,7 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "vision-lab" / "lab.toml"
+EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "vision-lab" / "lab.toml"
 KEYS = (*TOP_KEYS, *LAB_KEYS, *STACK_KEYS, *CLASS_KEYS)
 FUZZ = settings(
     max_examples=60,

@@ -41,7 +41,7 @@ def refused(path: Path, kb: KnowledgeBase) -> str:
 
 
 def test_the_example_lab_file_is_valid(kb: KnowledgeBase) -> None:
-    example = Path(__file__).resolve().parents[2] / "examples" / "vision-lab" / "lab.toml"
+    example = Path(__file__).resolve().parents[3] / "examples" / "vision-lab" / "lab.toml"
     lab = load_lab(example, kb)
     assert [c.name for c in lab.classes][:2] == ["win10-maxwell-laptop", "pascal-workstation"]
     assert lab.packages == ("jupyterlab",)
