@@ -405,3 +405,29 @@ def test_check_refuses_the_planned_cuda_build_set_to_run_on_the_cpu(
     # a class that accepts the CPU accepts it
     lab.write_text(LAB.format(extra='fallback = "cpu"'))
     assert gpuenv("lock", "--lab", str(lab), "--check").exit_code == 0
+
+
+def test_a_build_that_lost_to_another_frameworks_fallback_says_so(kb, describe) -> None:  # type: ignore[no-untyped-def]
+    """The cause is named as it was observed: torch's planned build is unavailable (rejected
+    as such), and TensorFlow's planned build is not what agrees with the torch that is left.
+    TensorFlow was never "unpublished" (issue 32)."""
+    import dataclasses
+
+    from gpuenv.lock.fallback import fallbacks
+    from gpuenv.resolve import resolve
+    from gpuenv.resolve.plan import RejectedCandidate
+
+    machine = describe("GeForce GTX 1080 Ti", "535.183.01", "linux")
+    ideal = resolve(machine, ["torch", "tensorflow"], kb=kb, python="3.12")
+    older = resolve(machine, ["torch==2.6.0", "tensorflow"], kb=kb, python="3.12")
+    torch_planned = (
+        f"torch {ideal.frameworks['torch'].version} [{ideal.frameworks['torch'].variant}]"
+    )
+    got = dataclasses.replace(
+        older,
+        rejected=(RejectedCandidate(torch_planned, "unavailable", "no reachable source has it"),),
+    )
+    why = {f.framework: f.why for f in fallbacks(ideal, got)}
+    assert why["torch"] == "no reachable source has it"
+    assert "no reachable source" not in why["tensorflow"]
+    assert f"torch {older.frameworks['torch'].version}" in why["tensorflow"]

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, Optional, TypeVar
 
 import click
 
 from gpuenv.envs.install_lockfile import DEFAULT_NAME as DEFAULT_NAME
 from gpuenv.envs.install_lockfile import name_from_lockfile as name_from_lockfile
+
+if TYPE_CHECKING:
+    from gpuenv.envs.store import EnvLocation
+    from gpuenv.index.config import IndexConfig
+    from gpuenv.lock.model import LockedEnvironment
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -37,7 +42,7 @@ def lock_timeout_option(func: F) -> F:
     )(func)
 
 
-def location(name: Optional[str], prefix: Optional[Path]) -> Any:
+def location(name: Optional[str], prefix: Optional[Path]) -> EnvLocation:
     """The EnvLocation; a bad name or --prefix is a usage error (exit 2), raised before any
     folder is made."""
     if name is not None and prefix is not None:
@@ -74,8 +79,8 @@ def origin_options(func: F) -> F:
 
 
 def checked_origins(
-    locked: Any,
-    indexes: Any,
+    locked: LockedEnvironment,
+    indexes: IndexConfig,
     *,
     channels: tuple[str, ...] = (),
     allow_any_origin: bool = False,

@@ -3,12 +3,16 @@ removing one, and cleaning up leftovers."""
 
 from __future__ import annotations
 
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from gpuenv.commands import json_output
 from gpuenv.output.wrap import echo
+
+if TYPE_CHECKING:
+    from gpuenv.envs.inventory import StoreScan
 
 _SHOWN = ("stack", "python", "lockfile", "lockfile_sha256", "accelerator", "backend")
 
@@ -102,7 +106,7 @@ def _verified(name: str, metadata: dict[str, Any]) -> str:
     return record.verified_at[:10] or "-" if record.verified else "FAILED"
 
 
-def _as_json(scan: Any) -> list[dict[str, Any]]:
+def _as_json(scan: StoreScan) -> list[dict[str, Any]]:
     """One list: working environments ("status": "ok"), then broken entries and leftovers."""
     return [
         *(
@@ -172,7 +176,7 @@ def rollback_command(ctx: click.Context, name: str, as_json: bool) -> None:
 
     live, previous = rollback(EnvLocation.named(name))
 
-    def stack(folder: Any) -> str:
+    def stack(folder: Path) -> str:
         meta = read_metadata(folder)
         text = ", ".join(f"{k} {v}" for k, v in sorted((meta.get("stack") or {}).items()))
         return shown(text or "no frameworks")

@@ -22,6 +22,9 @@ from gpuenv.output.wrap import echo
 
 if TYPE_CHECKING:
     from gpuenv.envs.install_lockfile import LockfileInstall
+    from gpuenv.envs.store import EnvLocation
+    from gpuenv.envs.transaction import InstallResult
+    from gpuenv.lock.model import LockedEnvironment
 
 
 @click.command("install")
@@ -137,7 +140,9 @@ def _render(done: LockfileInstall, lockfile: Path, prefix: Optional[Path], as_js
     )
 
 
-def _say_dry_run(locked: Any, where: Any, lockfile: Path, replaced: Optional[str]) -> None:
+def _say_dry_run(
+    locked: LockedEnvironment, where: EnvLocation, lockfile: Path, replaced: Optional[str]
+) -> None:
     """What `install` would do, from the checked lockfile and the environment there now."""
     from gpuenv.envs.install_lockfile import stack_text
 
@@ -205,7 +210,7 @@ def fetch_command(
 
 
 def _environment_json(
-    where: Any, prefix: Optional[Path], env_dir: Path, python: Path, changed: bool
+    where: EnvLocation, prefix: Optional[Path], env_dir: Path, python: Path, changed: bool
 ) -> dict[str, Any]:
     """Where the environment is: its name (None with --prefix), the link, the version folder."""
     return {
@@ -218,7 +223,11 @@ def _environment_json(
 
 
 def _installed_json(
-    where: Any, prefix: Optional[Path], lockfile: Path, locked: Any, result: Any
+    where: EnvLocation,
+    prefix: Optional[Path],
+    lockfile: Path,
+    locked: LockedEnvironment,
+    result: InstallResult,
 ) -> dict[str, Any]:
     return {
         **_environment_json(where, prefix, result.env_dir, result.python, result.changed),
@@ -230,7 +239,11 @@ def _installed_json(
 
 
 def _dry_run_json(
-    where: Any, prefix: Optional[Path], lockfile: Path, locked: Any, replaced: Optional[str]
+    where: EnvLocation,
+    prefix: Optional[Path],
+    lockfile: Path,
+    locked: LockedEnvironment,
+    replaced: Optional[str],
 ) -> dict[str, Any]:
     """What `install --dry-run` would do: install (`changed`), replacing what is there."""
     return {
@@ -246,7 +259,7 @@ def _dry_run_json(
 
 
 def _unchanged_json(
-    where: Any, prefix: Optional[Path], lockfile: Path, raw: bytes
+    where: EnvLocation, prefix: Optional[Path], lockfile: Path, raw: bytes
 ) -> dict[str, Any]:
     """An install with nothing to do: the stack from the lockfile given, the backend from the
     environment's metadata (read as untrusted: a bad one is a clear error, exit 2)."""
@@ -255,6 +268,10 @@ def _unchanged_json(
 
     locked = parse_lockfile(raw, lockfile)
     env_dir = where.current()
+    if env_dir is None:  # removed since the install found it up to date
+        from gpuenv.envs.errors import EnvironmentNotFound
+
+        raise EnvironmentNotFound(f"{where.link} was removed while gpuenv read it")
     return {
         **_environment_json(where, prefix, env_dir, interpreter(env_dir), False),
         "backend": read_metadata(env_dir).get("backend"),

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from gpuenv.lock import LockOptions, LockResult
     from gpuenv.lock.session import SourcedLock
     from gpuenv.recipes import KnowledgeBase
+    from gpuenv.resolve.plan import Plan
 
 
 @click.command("lock")
@@ -300,7 +301,7 @@ def _planned(
     return sourced, assumed.as_json(assumptions)
 
 
-def _check(plan: Any, options: LockOptions, policy: str) -> None:
+def _check(plan: Plan, options: LockOptions, policy: str) -> None:
     """--check: whether the lockfile matches these inputs; exits 0 or 1, writes nothing."""
     from gpuenv.lock import check_lockfile
 

@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from gpuenv.fs.file_hash import file_sha256
+
+if TYPE_CHECKING:
+    from gpuenv.lock.pipeline import LockResult
+    from gpuenv.resolve.plan import Plan
 
 
 def absolute(path: Path) -> str:
     return os.path.abspath(path)
 
 
-def locked_json(result: Any, fmt: str, before: Optional[str]) -> dict[str, Any]:
+def locked_json(result: LockResult, fmt: str, before: Optional[str]) -> dict[str, Any]:
     """A lockfile lock wrote: where, what, and whether its bytes changed (`before`: its hash
     before the lock)."""
     after = file_sha256(result.path)
@@ -30,7 +34,7 @@ def locked_json(result: Any, fmt: str, before: Optional[str]) -> dict[str, Any]:
     }
 
 
-def check_json(ok: bool, message: str, output: Path, plan: Any) -> dict[str, Any]:
+def check_json(ok: bool, message: str, output: Path, plan: Plan) -> dict[str, Any]:
     """A lockfile `lock --check` compared with its inputs."""
     return {
         "lockfile": absolute(output),
@@ -52,7 +56,7 @@ def failed_json(name: str, output: Path, error: str, status: int) -> dict[str, A
     }
 
 
-def fallback(ideal: Any, plan: Any) -> list[str]:
+def fallback(ideal: Optional[Plan], plan: Plan) -> list[str]:
     """How the locked plan differs from the one every source would have allowed."""
     from gpuenv.lock import plan_changes
 

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -14,6 +14,10 @@ from gpuenv.lab.lock_classes import ClassOutcome, LabSwitches, exit_status, lock
 from gpuenv.output.redact import redact_text
 from gpuenv.output.wrap import echo
 
+if TYPE_CHECKING:
+    from gpuenv.index.config import IndexConfig
+    from gpuenv.recipes import KnowledgeBase
+
 _LABELS = {"up_to_date": "ok     ", "missing": "MISSING", "stale": "STALE  "}
 
 
@@ -21,8 +25,8 @@ def lock_lab(
     lab_file: Path,
     class_names: tuple[str, ...],
     check: bool,
-    kb: Any,
-    indexes: Any,
+    kb: KnowledgeBase,
+    indexes: IndexConfig,
     channels: tuple[str, ...],
     switches: LabSwitches,
 ) -> int:

@@ -17,6 +17,7 @@ from typing import Optional
 
 from gpuenv.envs.shell_quote import UnquotableError, check_double_quotable, quote
 from gpuenv.errors import USAGE_EXIT, GpuenvError
+from gpuenv.fs.safe_paths import is_regular_file
 
 _PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
@@ -82,7 +83,7 @@ def point_activation_at(env_dir: Path, link: Path) -> int:
         if not scripts.is_dir() or scripts.is_symlink():
             continue
         for script in sorted(scripts.glob("activate*")):
-            if script.is_symlink() or not script.is_file():
+            if not is_regular_file(script):
                 continue
             text = script.read_text(encoding="utf-8", errors="surrogateescape")
             if old in text:

@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
-import stat
 from pathlib import Path
 from typing import Optional
 
@@ -12,9 +10,11 @@ from typing import Optional
 def file_sha256(path: Path) -> Optional[str]:
     """The file's content hash; None when there is no regular file (yet). Only a regular file is
     opened: a pipe or a device given as -o would block or never end (lock then refuses it)."""
+    from gpuenv.fs.safe_paths import is_regular_file
+
+    if not is_regular_file(path):
+        return None
     try:
-        if not stat.S_ISREG(os.lstat(path).st_mode):
-            return None
         digest = hashlib.sha256()
         with path.open("rb") as fh:
             for block in iter(lambda: fh.read(1 << 20), b""):

@@ -13,6 +13,7 @@ import tarfile
 from pathlib import Path
 from typing import Optional
 
+from gpuenv.fs.safe_paths import is_regular_file
 from gpuenv.gpucheck import compare, record
 from gpuenv.gpucheck.run import FIXTURE, MACHINE_JSON, MACHINE_SMI_JSON
 
@@ -53,7 +54,7 @@ def read_recording(source: Path) -> dict[str, bytes]:
     for path in sorted(folder.iterdir()):
         if path.name not in KNOWN:
             continue
-        if path.is_symlink() or not path.is_file():
+        if not is_regular_file(path):
             raise PromoteError(f"{path}: not a regular file")
         if path.stat().st_size > MAX_BYTES:
             raise PromoteError(f"{path}: larger than {MAX_BYTES} bytes")
@@ -131,7 +132,7 @@ def replay(folder: Path) -> list[str]:
     files = {
         p.name: p.read_text(encoding="utf-8")
         for p in folder.iterdir()
-        if p.name in KNOWN and p.is_file() and not p.is_symlink()
+        if p.name in KNOWN and is_regular_file(p)
     }
     meta = json.loads(files.get(record.RECORDING_JSON) or "{}")
     fields = tuple(meta.get("query_fields") or ())

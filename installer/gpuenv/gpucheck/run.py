@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from gpuenv import __version__
+from gpuenv.fs.safe_paths import is_regular_file
 from gpuenv.gpucheck import compare, record, steps
 from gpuenv.gpucheck.compare import Finding
 from gpuenv.gpucheck.steps import Budget, Interpreter, Step
@@ -300,7 +301,7 @@ def archive(out: Path) -> Path:
     target = out / "gpu-check.tar.gz"
     with tarfile.open(target, "w:gz") as tar:
         for path in sorted(out.rglob("*")):
-            if path.is_file() and not path.is_symlink() and path != target:
+            if is_regular_file(path) and path != target:
                 tar.add(path, arcname=str(path.relative_to(out)))
     for name in OWNED:
         if (out / name).is_dir():

@@ -21,6 +21,8 @@ from importlib import metadata
 from pathlib import Path, PurePosixPath
 from typing import Optional
 
+from gpuenv.fs.safe_paths import is_regular_file
+
 RUNTIME = ("click", "packaging", "platformdirs", "nvidia-ml-py")
 BEFORE_311 = ("tomli",)
 # platformdirs is carried but not required: the check sets GPUENV_CACHE_DIR, so nothing it runs
@@ -102,7 +104,7 @@ def check_pure(wheels: list[Path]) -> None:
     """Refuse anything that is not a plain, pure-Python wheel (zipfile can't install the rest)."""
     for wheel in wheels:
         m = _WHEEL.match(wheel.name)
-        if m is None or wheel.is_symlink() or not wheel.is_file():
+        if m is None or not is_regular_file(wheel):
             raise WheelhouseError(f"{wheel.name}: not a plain wheel file")
         python_tag, abi, plat = m.group("tag").split("-")
         if abi != "none" or plat != "any" or not python_tag.startswith("py3"):

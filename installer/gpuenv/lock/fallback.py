@@ -59,9 +59,11 @@ def fallbacks(ideal: Plan, plan: Plan) -> list[Fallback]:
         planned = _label(name, want)
         if got is not None and _label(name, got) == planned:
             continue
+        # a build the sources did not publish is rejected as `unavailable` with what was
+        # looked for; one that is not rejected at all lost to the combination of frameworks
         why = next(
             (r.message for r in plan.rejected if r.candidate == planned),
-            "no reachable source publishes it",
+            _not_rejected(name, ideal, plan),
         )
         out.append(
             Fallback(
@@ -74,6 +76,25 @@ def fallbacks(ideal: Plan, plan: Plan) -> list[Fallback]:
             )
         )
     return out
+
+
+def _not_rejected(name: str, ideal: Plan, plan: Plan) -> str:
+    """Why a build no rule rejected was not planned: it does not agree with what the sources
+    gave the other frameworks (their NVIDIA wheels, their Python)."""
+    others = [
+        _label(n, c)
+        for n, c in plan.frameworks.items()
+        if n != name
+        and (n not in ideal.frameworks or _label(n, ideal.frameworks[n]) != _label(n, c))
+    ]
+    if others:
+        return (
+            f"it does not agree with {', '.join(others)}, which the reachable sources gave the"
+            " other frameworks (see the plan's trade-off lines)"
+        )
+    if ideal.python != plan.python:
+        return f"it does not agree with Python {plan.python}, which the other builds need"
+    return "it does not agree with the other frameworks' builds (see the plan's trade-off lines)"
 
 
 def describe(fb: Fallback, *, refused: bool = False) -> str:
