@@ -125,6 +125,11 @@ def evaluate(
         if isinstance(outcome, Rejection):
             return outcome
         warnings.extend(outcome[0])
+        if build.system_libs:
+            # planned on the GPU, and said plainly: without these it would run on the CPU
+            warnings.append(
+                f"{candidate_label(release, build)} uses the GPU only with {build.system_libs}"
+            )
         constraints.extend(outcome[1])
         constraint_reasons.extend(outcome[2])
     return Candidate(
