@@ -127,7 +127,10 @@ def test_no_gpu_flag_plans_for_the_cpu(describe, kb) -> None:
 
 
 def test_a_driver_too_old_for_everything(describe, kb) -> None:
-    machine = describe("GeForce GTX 1080 Ti", "384.130", "linux")
+    # R375 (CUDA 8.0's driver): the oldest default-index torch CUDA wheel is torch 1.0.0's CUDA
+    # 9.0 build (torch/version.py '9.0.176'), which needs 384.81 (NVIDIA's driver table; no
+    # minor-version compatibility before CUDA 11). An R384 driver such as 384.130 runs it.
+    machine = describe("GeForce GTX 1080 Ti", "375.26", "linux")
     plan = resolve(machine, ["torch"], kb=kb)
     assert not plan.frameworks["torch"].gpu
     assert any("driver" in w for w in plan.warnings)

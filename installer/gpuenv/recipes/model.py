@@ -75,6 +75,10 @@ class Build:
     # False where pip_libs come from an install page, not the wheel's own Requires-Dist
     # (TensorFlow 2.12/2.13: `pip install nvidia-cudnn-cu11==8.6.0.163`): the plan pins them.
     pip_libs_declared: bool = True
+    # What must be installed system-wide for the build to use the GPU because no package gpuenv
+    # installs provides it (TensorFlow 1.5-1.12's CUDA 9.0 and cuDNN 7: conda-forge starts at
+    # CUDA 9.2, no pip wheel carries them), and why; "" when gpuenv's packages cover it
+    system_libs: str = ""
 
     @property
     def is_gpu(self) -> bool:

@@ -303,6 +303,7 @@ def _build(row: dict[str, Any], archsets: dict[str, ArchSet], where: str) -> Bui
         broken_on=_strs(row, "broken_on", where),
         provenance=_sourced(row, where),
         pip_libs_declared=_bool(row, "pip_libs_declared", where, default=True),
+        system_libs=(_opt_str(row, "system_libs", where) or "").strip(),
     )
 
 

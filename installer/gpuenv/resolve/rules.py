@@ -37,6 +37,16 @@ from gpuenv.versions import version_key
 
 _FILES = {"torch": "pytorch.toml", "tensorflow": "tensorflow.toml", "jax": "jax.toml"}
 WINDOWS_NATIVE_HINT = "WSL2 runs the Linux GPU builds (see the plan's advice for what they need)"
+# Windows on Arm with an NVIDIA GPU (RTX Spark, GB10-class, compute capability 12.1): no
+# framework publishes a win_arm64 CUDA build on the default index or the PyTorch index; NVIDIA
+# publishes win_arm64 CUDA torch on its own index (torch 2.14.0+cu134 at nvtorch_oot, reported in
+# github.com/unslothai/unsloth/pull/10282, 2026-09-04; PyTorch itself "doesn't officially support
+# windows ARM64 wheels", github.com/meta-pytorch/torchcodec/issues/1672). Its wheels were not
+# read here, so no build row records it and nothing is planned from it.
+WINDOWS_ARM_NVIDIA = (
+    ": NVIDIA publishes win_arm64 CUDA builds of torch on its own index (nvtorch_oot), which the"
+    " knowledge base does not record because their wheels were not read"
+)
 
 
 def evaluate(
@@ -115,6 +125,11 @@ def evaluate(
         if isinstance(outcome, Rejection):
             return outcome
         warnings.extend(outcome[0])
+        if build.system_libs:
+            # planned on the GPU, and said plainly: without these it would run on the CPU
+            warnings.append(
+                f"{candidate_label(release, build)} uses the GPU only with {build.system_libs}"
+            )
         constraints.extend(outcome[1])
         constraint_reasons.extend(outcome[2])
     return Candidate(
@@ -164,6 +179,8 @@ def _platform_message(
     """Why the build is not for this platform, and the row that says so when it is not the
     release's own (native Windows: the last GPU build's, whose source states where GPU builds
     for Windows end)."""
+    if build.is_gpu and target.platform == "win-arm64" and not target.wsl:
+        return _windows_arm_message(kb, release.framework), None
     if not release.builds_complete:
         return (
             f"no {build.variant} build for {target.platform} is recorded; the knowledge base lists"
@@ -183,6 +200,16 @@ def _platform_message(
     if build.is_gpu and target.os_family == "macos":
         return "no CUDA build for macOS (NVIDIA CUDA is not supported there)", None
     return f"the {build.variant} build is not published for {target.platform}", None
+
+
+def _windows_arm_message(kb: KnowledgeBase, framework: str) -> str:
+    """Why no GPU build runs on Windows on Arm, and what does: WSL2 with the Linux aarch64 GPU
+    builds where the framework has any, NVIDIA's own torch index named but not planned from."""
+    nvidia = WINDOWS_ARM_NVIDIA if framework == "torch" else ""
+    message = f"no CUDA build of {framework} for Windows on Arm (win-arm64) is recorded{nvidia}; "
+    if _last_gpu_build_on(kb, framework, "linux-aarch64") is not None:
+        return message + "WSL2 runs its Linux aarch64 GPU builds (--os wsl --arch arm64 plans them)"
+    return message + f"{framework} has no Linux aarch64 GPU build either, so not under WSL2"
 
 
 def _last_gpu_build_on(
