@@ -154,3 +154,19 @@ def test_what_cannot_be_exported_is_one_message(
     assert done.returncode == 2 and "conda packages" in done.stderr
     usage = gpuenv("export", "--to", "dockerfile", "-o", str(tmp_path / "y"))
     assert usage.returncode == 2 and "LOCKFILE" in usage.stderr
+
+
+def test_a_url_with_credentials_never_goes_into_a_recipe(lockfile: Path, tmp_path: Path) -> None:
+    import dataclasses
+
+    from gpuenv.export.recipe import requirements_text
+
+    locked = load_locked(lockfile)
+    entry = dataclasses.replace(
+        locked.pip[0], url="https://alice:s3cret@mirror.example/files/" + locked.pip[0].filename
+    )
+    secret = dataclasses.replace(locked, pip=(entry, *locked.pip[1:]))
+    with pytest.raises(ExportError, match="credentials") as refused:
+        requirements_text(secret, offline=False)
+    assert "s3cret" not in str(refused.value)
+    assert "s3cret" not in requirements_text(secret, offline=True)  # by name from a wheelhouse

@@ -74,9 +74,16 @@ def requirements_text(locked: LockedEnvironment, *, offline: bool) -> str:
     if not offline:
         indexes = sorted({p.index for p in locked.plan.pip if p.index})
         lines += [f"--extra-index-url {url}" for url in indexes]
+    from gpuenv.index.origin import carries_secret
+
     for entry in sorted(locked.pip, key=lambda p: p.name):
-        pin = entry.name if (offline or entry.portable) else f"{entry.name} @ {entry.url}"
-        pin = f"{entry.name}=={entry.version}" if (offline or entry.portable) else pin
+        by_name = offline or entry.portable
+        if not by_name and carries_secret(entry.url):  # a build context is shared: no secrets
+            raise ExportError(
+                f"{entry.name}'s URL carries credentials: a recipe never holds them; export with"
+                " --from a wheelhouse (`gpuenv fetch`), or lock portably (`gpuenv lock --portable`)"
+            )
+        pin = f"{entry.name}=={entry.version}" if by_name else f"{entry.name} @ {entry.url}"
         lines.append(f"{pin} --hash=sha256:{entry.sha256}")
     return "\n".join(lines) + "\n"
 
