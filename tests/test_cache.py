@@ -243,3 +243,54 @@ def test_a_group_writable_umask_still_gives_a_usable_cache(
         os.umask(old)
     assert cache.read_pickle("recipes", "k") == {"kb": 1}
     assert cache.read_pickle("fresh", "k") == {"kb": 2}
+
+
+# fs.private_read at its edges (mutation testing, area fs).
+def test_a_private_file_of_exactly_the_limit_is_read_whole(tmp_path: Path) -> None:
+    from gpuenv.fs.private_read import read_private
+
+    folder = tmp_path / "c"
+    folder.mkdir(mode=0o700)
+    (folder / "k.pickle").write_bytes(b"x" * 1000)
+    (folder / "k.pickle").chmod(0o600)
+    assert read_private(folder, "k.pickle", 1000) == (b"x" * 1000, "ok")
+    data, why = read_private(folder, "k.pickle", 999)
+    assert data is None and why.endswith("is larger than 999 bytes")
+
+
+def test_a_file_that_fails_to_read_is_a_reason_not_a_crash() -> None:
+    from gpuenv.fs.private_read import read_private
+
+    # /proc/<pid>/mem: a private regular file (size 0, mode 0600) whose first read fails (EIO)
+    folder = Path(f"/proc/{os.getpid()}")
+    if not (folder / "mem").exists():
+        pytest.skip("no /proc")
+    data, why = read_private(folder, "mem", 100)
+    assert data is None and why == f"{folder / 'mem'}: Input/output error"
+
+
+def test_a_folder_swapped_for_a_link_after_its_check_is_not_read_through(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The folder is opened once and the file read through that handle: replacing the folder
+    by a link to another after it was checked changes nothing that is read."""
+    from gpuenv.fs import private_read
+
+    folder, planted = tmp_path / "c", tmp_path / "planted"
+    for where, text in ((folder, b"checked"), (planted, b"planted")):
+        where.mkdir(mode=0o700)
+        (where / "k.pickle").write_bytes(text)
+        (where / "k.pickle").chmod(0o600)
+    check = private_read.why_not_private
+    swapped: list[bool] = []
+
+    def check_then_swap(info: os.stat_result, windows: bool = False) -> str | None:
+        if not swapped:  # the folder's check: swap it right after
+            folder.rename(tmp_path / "moved")
+            folder.symlink_to(planted, target_is_directory=True)
+            swapped.append(True)
+        return check(info, windows)
+
+    monkeypatch.setattr(private_read, "why_not_private", check_then_swap)
+    assert private_read.read_private(folder, "k.pickle", 100) == (b"checked", "ok")
+    assert swapped

@@ -73,6 +73,7 @@ AREAS: dict[str, Area] = {
             "tests/envs/test_workdir_clean.py",
             "tests/lock/test_planted_config.py",
             "tests/test_cache.py",
+            "tests/hostile/test_strict_json.py",
         ),
     ),
     "lock-readers": Area(
@@ -376,6 +377,49 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         f"{PKG}/fs/atomic_write.py",
         'tmp = tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name[: 39]}.gpuenv-")',
     ): "only the private folder's (never shown, always removed) name changes by a character",
+    (f"{PKG}/fs/private_read.py", "left = limit + 2"): "one byte past the limit is enough to"
+    " tell a file that grew past it; asking for two changes nothing the caller sees",
+    (f"{PKG}/fs/private_read.py", "chunk = os.read(fd, min(left, 2 << 20))"): "the chunk size"
+    " of a loop that reads to the limit: a file's bytes are the same read in 1 or 2 MiB steps",
+    (f"{PKG}/fs/private_read.py", "while left != 0:"): "left starts above 0 and goes down by"
+    " what was read, never more than it asked for (read returns at most `left` bytes): it"
+    " never goes below 0, so `!= 0` and `> 0` stop together",
+    (f"{PKG}/fs/private_read.py", "while left >= 0:"): "at left == 0 the extra pass asks"
+    " read() for 0 bytes, gets b'' and breaks: the bytes returned are the same",
+    (f"{PKG}/fs/private_read.py", '_NONBLOCK = getattr(os, "O_NONBLOCK", -1)'): "getattr's"
+    " default is used only where os has no O_NONBLOCK (Windows)",
+    (f"{PKG}/fs/private_read.py", '_NONBLOCK = getattr(os, "O_NONBLOCK", 1)'): "getattr's"
+    " default is used only where os has no O_NONBLOCK (Windows)",
+    (
+        f"{PKG}/fs/private_read.py",
+        "use_dir_fd = os.open in os.supports_dir_fd and _DIRECTORY > 0",
+    ): "O_DIRECTORY is a positive flag (65536 on Linux) or 0 where absent: `> 0` and `!= 0` agree",
+    (
+        f"{PKG}/fs/private_read.py",
+        "use_dir_fd = os.open in os.supports_dir_fd and _DIRECTORY != -1",
+    ): "O_DIRECTORY exists on Linux and is not -1: use_dir_fd is true either way",
+    (
+        f"{PKG}/fs/private_read.py",
+        "use_dir_fd = os.open in os.supports_dir_fd and _DIRECTORY != 1",
+    ): "O_DIRECTORY exists on Linux and is not 1: use_dir_fd is true either way",
+    (
+        f"{PKG}/fs/private_read.py",
+        'def why_not_private(info: os.stat_result, windows: bool = sys.platform is "win32")'
+        " -> Optional[str]:",
+    ): "the default is computed once, on Linux False with `is` as with `==` ('linux' is not"
+    " 'win32' either way)",
+    (f"{PKG}/fs/safe_paths.py", "if not follow_links and exc.errno is errno.ELOOP:"): "errno"
+    " values are small ints, which CPython caches: `is` and `==` agree",
+    (f"{PKG}/fs/workdir.py", 'if pid == os.getpid() or os.name is "nt":'): "os.name is"
+    " 'posix' on Linux: False with `is` as with `==`",
+    (
+        f"{PKG}/fs/workdir.py",
+        'return Path(user_data_dir("gpuenv", appauthor=True))',
+    ): "platformdirs uses appauthor on Windows only; the Linux folder is the same",
+    (
+        f"{PKG}/fs/workdir.py",
+        "except (CosmicRayTestingException, OSError, OverflowError):",
+    ): "PermissionError is an OSError, which the same clause still catches",
     (f"{PKG}/resolve/combine.py", "while heap and visits != MAX_VISITS:"): "visits counts up"
     " by one from 0, so `!=` and `<` stop at the same step",
     (f"{PKG}/resolve/combine.py", "while heap and visits is not MAX_VISITS:"): "the bound"
