@@ -294,3 +294,30 @@ def test_a_folder_swapped_for_a_link_after_its_check_is_not_read_through(
     monkeypatch.setattr(private_read, "why_not_private", check_then_swap)
     assert private_read.read_private(folder, "k.pickle", 100) == (b"checked", "ok")
     assert swapped
+
+
+def test_a_file_that_grows_past_the_limit_while_it_is_read_is_refused(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The size is checked on what was read, not only on fstat's answer before it."""
+    from gpuenv.fs import private_read
+
+    folder = tmp_path / "c"
+    folder.mkdir(mode=0o700)
+    entry = folder / "k.pickle"
+    entry.write_bytes(b"x" * 1000)
+    entry.chmod(0o600)
+    check = private_read.why_not_private
+    calls: list[int] = []
+
+    def check_then_grow(info: os.stat_result, windows: bool = False) -> str | None:
+        calls.append(1)
+        if len(calls) == 2:  # the file's check, after its fstat: it grows now
+            with entry.open("ab") as fh:
+                fh.write(b"y" * 500)
+        return check(info, windows)
+
+    monkeypatch.setattr(private_read, "why_not_private", check_then_grow)
+    data, why = private_read.read_private(folder, "k.pickle", 1200)
+    assert data is None and why == f"{entry} is larger than 1200 bytes"
+    assert len(calls) == 2

@@ -420,6 +420,26 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         f"{PKG}/fs/workdir.py",
         "except (CosmicRayTestingException, OSError, OverflowError):",
     ): "PermissionError is an OSError, which the same clause still catches",
+    (
+        f"{PKG}/fs/private_read.py",
+        "use_dir_fd = os.open in os.supports_dir_fd and _DIRECTORY >= 0",
+    ): "O_DIRECTORY exists on Linux (65536): use_dir_fd is true either way",
+    (f"{PKG}/fs/private_read.py", '_NOFOLLOW = getattr(os, "O_NOFOLLOW", -1)'): "getattr's"
+    " default is used only where os has no O_NOFOLLOW (Windows)",
+    (f"{PKG}/fs/private_read.py", '_NOFOLLOW = getattr(os, "O_NOFOLLOW", 1)'): "getattr's"
+    " default is used only where os has no O_NOFOLLOW (Windows)",
+    (f"{PKG}/fs/private_read.py", "chunk = os.read(fd, min(left, 1 << 21))"): "the chunk size"
+    " of a loop that reads to the limit: a file's bytes are the same read in 1 or 2 MiB steps",
+    (f"{PKG}/fs/private_read.py", "if  use_dir_fd and os.path.islink(path):"): "an extra"
+    " check by name before the open through the folder's handle, which refuses a linked file"
+    " as well (O_NOFOLLOW): the same files are read and refused; only the -v reason for a"
+    " linked file reads `is a link` instead of the system's ELOOP text",
+    (f"{PKG}/fs/workdir.py", 'if pid == os.getpid() and os.name == "nt":'): "for gpuenv's own"
+    " pid, os.kill(pid, 0) succeeds: alive either way",
+    (f"{PKG}/fs/workdir.py", "os.kill(pid, -1)"): "Linux looks the pid up before it checks the"
+    " signal: a gone process is ESRCH (stale) either way, a live one EINVAL, an OSError that"
+    " counts as alive, and no signal is sent (tests/envs/test_workdir_clean.py checks that"
+    " none is)",
     (f"{PKG}/resolve/combine.py", "while heap and visits != MAX_VISITS:"): "visits counts up"
     " by one from 0, so `!=` and `<` stop at the same step",
     (f"{PKG}/resolve/combine.py", "while heap and visits is not MAX_VISITS:"): "the bound"

@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from gpuenv.fs.workdir import checked_work_root
 from installrepos import gpuenv
 
@@ -39,3 +41,48 @@ def test_clean_leaves_entries_not_named_kind_pid_random(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert not dead.exists()
     assert unnamed.is_dir() and huge.is_dir()
+
+
+def test_clean_leaves_the_folder_of_another_live_process() -> None:
+    """That run is alive: its folder stays, and asking whether it runs never signals it."""
+    import subprocess
+    import sys
+
+    # a process that answers each line on stdin with the signals it got so far (a signal
+    # that arrived before the line is handled before the answer)
+    child = (
+        "import signal, sys\n"
+        "got = []\n"
+        "for s in (signal.SIGHUP, signal.SIGINT, signal.SIGTERM, signal.SIGUSR1):\n"
+        "    signal.signal(s, lambda signum, frame: got.append(signum))\n"
+        "for line in sys.stdin:\n"
+        "    print(f'signals {got}', flush=True)\n"
+    )
+    other = subprocess.Popen(
+        [sys.executable, "-c", child], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+    )
+    assert other.stdin is not None and other.stdout is not None
+    try:
+        other.stdin.write("?\n")
+        other.stdin.flush()
+        assert other.stdout.readline() == "signals []\n"  # it runs, its handlers are set
+        live = checked_work_root() / f"install-{other.pid}-abc"
+        live.mkdir()
+        done = gpuenv("envs", "clean")
+        assert done.returncode == 0, done.stderr
+        assert live.is_dir()
+        other.stdin.write("?\n")
+        other.stdin.flush()
+        assert other.stdout.readline() == "signals []\n"
+    finally:
+        other.kill()
+        other.wait()
+
+
+def test_the_work_folder_is_made_with_its_missing_parents_for_this_user_only(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("GPUENV_HOME", str(tmp_path / "new" / "home"))
+    root = checked_work_root()
+    assert root.is_dir() and root.parent == tmp_path / "new" / "home"
+    assert root.stat().st_mode & 0o777 == 0o700
