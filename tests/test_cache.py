@@ -321,3 +321,37 @@ def test_a_file_that_grows_past_the_limit_while_it_is_read_is_refused(
     data, why = private_read.read_private(folder, "k.pickle", 1200)
     assert data is None and why == f"{entry} is larger than 1200 bytes"
     assert len(calls) == 2
+
+
+def test_a_linked_file_is_refused_with_the_reason_in_words(tmp_path: Path) -> None:
+    from gpuenv.fs.private_read import read_private
+
+    folder = tmp_path / "c"
+    folder.mkdir(mode=0o700)
+    (tmp_path / "real.pickle").write_bytes(b"x")
+    (folder / "k.pickle").symlink_to(tmp_path / "real.pickle")
+    data, why = read_private(folder, "k.pickle", 100)
+    assert data is None and why.startswith(f"{folder / 'k.pickle'}")
+    assert "[Errno" not in why
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid"), reason="POSIX owners")
+def test_only_the_running_users_own_files_count_as_private(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The owner must be the user running gpuenv: not root (a lower uid) for a user, and a
+    user's own uid, however large, is theirs."""
+    from gpuenv.fs.private_read import why_not_private
+
+    def status(uid: int, mode: int = 0o100600) -> os.stat_result:
+        return os.stat_result((mode, 1, 1, 1, uid, uid, 10, 0, 0, 0))
+
+    monkeypatch.setattr(os, "geteuid", lambda: int("1000"))
+    assert why_not_private(status(0), windows=False) == "it belongs to uid 0, not to this user"
+    assert why_not_private(status(1001), windows=False) == (
+        "it belongs to uid 1001, not to this user"
+    )
+    assert why_not_private(status(int("1000")), windows=False) is None
+    assert why_not_private(status(1000, 0o100620), windows=False) == (
+        "others can write it (mode -rw--w----)"
+    )

@@ -440,6 +440,21 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     " signal: a gone process is ESRCH (stale) either way, a live one EINVAL, an OSError that"
     " counts as alive, and no signal is sent (tests/envs/test_workdir_clean.py checks that"
     " none is)",
+    (f"{PKG}/fs/safe_paths.py", 'flags |= getattr(os, "O_NOFOLLOW", 1)'): "getattr's default"
+    " is used only where os has no O_NOFOLLOW (Windows, where the islink check above refuses"
+    " the link)",
+    (f"{PKG}/fs/safe_paths.py", 'flags |= getattr(os, "O_NOFOLLOW", -1)'): "getattr's"
+    " default is used only where os has no O_NOFOLLOW (Windows, where the islink check above"
+    " refuses the link)",
+    (
+        f"{PKG}/fs/private_read.py",
+        'def why_not_private(info: os.stat_result, windows: bool = sys.platform > "win32")'
+        " -> Optional[str]:",
+    ): "the default is computed once: 'linux' > 'win32' is False, as 'linux' == 'win32' is",
+    (f"{PKG}/fs/private_read.py", "if not not use_dir_fd and os.path.islink(path):"): "an"
+    " extra check by name before the open through the folder's handle, which refuses a linked"
+    " file as well (O_NOFOLLOW): the same files are read and refused; only the -v reason for a"
+    " linked file reads `is a link` instead of the system's ELOOP text",
     (f"{PKG}/resolve/combine.py", "while heap and visits != MAX_VISITS:"): "visits counts up"
     " by one from 0, so `!=` and `<` stop at the same step",
     (f"{PKG}/resolve/combine.py", "while heap and visits is not MAX_VISITS:"): "the bound"

@@ -154,6 +154,7 @@ def test_a_write_error_names_the_reason_in_words(tmp_path: Path) -> None:
         aw.atomic_write(tmp_path / "out.yml", full)
     assert ": No space left on device; free some space" in str(err.value)
     assert "[Errno" not in str(err.value)
+    assert err.value.reason == "No space left on device"  # the words alone, for other advice
 
 
 def test_a_missing_own_file_is_not_called_a_link(tmp_path: Path) -> None:
@@ -193,3 +194,9 @@ def test_a_path_outside_the_root_is_refused_before_writing(tmp_path: Path) -> No
     with pytest.raises(aw.OutputPathError, match="is not inside"):
         aw.atomic_write_text(tmp_path / "elsewhere" / "out.json", "{}", root=root)
     assert not (tmp_path / "elsewhere").exists()
+
+
+def test_a_character_device_output_is_named_a_device_and_left_alone() -> None:
+    with pytest.raises(aw.OutputPathError, match=rf"^{os.devnull} is a device;"):
+        aw.atomic_write_text(Path(os.devnull), "x")
+    assert stat.S_ISCHR(os.lstat(os.devnull).st_mode)
