@@ -251,11 +251,12 @@ def test_a_private_file_of_exactly_the_limit_is_read_whole(tmp_path: Path) -> No
 
     folder = tmp_path / "c"
     folder.mkdir(mode=0o700)
-    (folder / "k.pickle").write_bytes(b"x" * 1000)
-    (folder / "k.pickle").chmod(0o600)
-    assert read_private(folder, "k.pickle", 1000) == (b"x" * 1000, "ok")
-    data, why = read_private(folder, "k.pickle", 999)
-    assert data is None and why.endswith("is larger than 999 bytes")
+    for size in (100, 1000):
+        (folder / "k.pickle").write_bytes(b"x" * size)
+        (folder / "k.pickle").chmod(0o600)
+        assert read_private(folder, "k.pickle", size) == (b"x" * size, "ok")
+        data, why = read_private(folder, "k.pickle", size - 1)
+        assert data is None and why.endswith(f"is larger than {size - 1} bytes")
 
 
 def test_a_file_that_fails_to_read_is_a_reason_not_a_crash() -> None:

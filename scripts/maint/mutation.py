@@ -455,6 +455,22 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     " extra check by name before the open through the folder's handle, which refuses a linked"
     " file as well (O_NOFOLLOW): the same files are read and refused; only the -v reason for a"
     " linked file reads `is a link` instead of the system's ELOOP text",
+    (
+        f"{PKG}/fs/private_read.py",
+        'def why_not_private(info: os.stat_result, windows: bool = sys.platform >= "win32")'
+        " -> Optional[str]:",
+    ): "the default is computed once: 'linux' >= 'win32' is False, as 'linux' == 'win32' is",
+    (f"{PKG}/fs/private_read.py", '_DIRECTORY = getattr(os, "O_DIRECTORY", 1)'): "getattr's"
+    " default is used only where os has no O_DIRECTORY (Windows)",
+    (f"{PKG}/fs/private_read.py", '_DIRECTORY = getattr(os, "O_DIRECTORY", -1)'): "getattr's"
+    " default is used only where os has no O_DIRECTORY (Windows)",
+    (f"{PKG}/fs/safe_paths.py", "if not follow_links and exc.errno > errno.ELOOP:"): "the"
+    " errors open() gives for a path gpuenv reads its own state from (ENOENT 2, ENXIO 6,"
+    " EACCES 13, ENOTDIR 20, EISDIR 21, ENAMETOOLONG 36) are all below ELOOP (40); none above"
+    " it can be made to happen on Linux",
+    (f"{PKG}/fs/safe_paths.py", "if not follow_links and exc.errno >= errno.ELOOP:"): "the"
+    " errors open() gives for a path gpuenv reads its own state from are all below ELOOP (40),"
+    " and ELOOP itself gets the same message as with `==`",
     (f"{PKG}/resolve/combine.py", "while heap and visits != MAX_VISITS:"): "visits counts up"
     " by one from 0, so `!=` and `<` stop at the same step",
     (f"{PKG}/resolve/combine.py", "while heap and visits is not MAX_VISITS:"): "the bound"

@@ -86,3 +86,24 @@ def test_the_work_folder_is_made_with_its_missing_parents_for_this_user_only(
     root = checked_work_root()
     assert root.is_dir() and root.parent == tmp_path / "new" / "home"
     assert root.stat().st_mode & 0o777 == 0o700
+
+
+def test_clean_removes_the_folder_of_a_run_that_has_exited() -> None:
+    import subprocess
+
+    child = subprocess.Popen(["true"])
+    child.wait()
+    dead = checked_work_root() / f"lock-{child.pid}-abc"
+    dead.mkdir()
+    done = gpuenv("envs", "clean")
+    assert done.returncode == 0, done.stderr
+    assert not dead.exists()
+
+
+def test_clean_in_a_store_without_a_work_folder_has_nothing_to_do() -> None:
+    from gpuenv.fs.workdir import work_root
+
+    assert not work_root().exists()
+    done = gpuenv("envs", "clean")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "nothing to clean\n"
