@@ -282,6 +282,7 @@ AREAS: dict[str, Area] = {
             "tests/doctor/test_kepler_cuda.py",
             "tests/doctor/test_faq.py",
             "tests/doctor/test_cli.py",
+            "tests/doctor/test_driver_advice.py",
             "tests/resolve/test_driver_branches.py",
         ),
     ),
