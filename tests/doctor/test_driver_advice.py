@@ -8,16 +8,19 @@ Found by mutation testing (scripts/maint/mutation.py, area doctor).
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 from typing import Any
 
-from gpuenv.doctor import PROBLEM, WARN, EnvironmentInput, diagnose, machine_summary
+from gpuenv.doctor import PROBLEM, WARN, EnvironmentInput, Finding, diagnose, machine_summary
 from gpuenv.doctor.driver import limiting_generation, needed_driver_text, recommended_driver
+from gpuenv.doctor.environment import last_windows_gpu_tensorflow
 from gpuenv.machine import Machine, OSInfo
 from gpuenv.machine.describe import describe_machine
 from gpuenv.recipes import KnowledgeBase
 from gpuenv.resolve import resolve
 from gpuenv.resolve.plan import Plan
+from gpuenv.verify.report import FrameworkReport, Report
 from gpuenv.versions import version_key
 
 
@@ -109,3 +112,110 @@ def test_the_summary_names_the_os_and_falls_back_to_the_plan(kb: KnowledgeBase) 
     del env.metadata["python"], env.metadata["accelerator"]  # an older gpuenv's metadata
     found = diagnose(here, kb, [env], {}).environments[0]
     assert found.python == plan.python and found.accelerator == "cuda"
+
+
+def _windows(kb: KnowledgeBase) -> Machine:
+    return describe_machine(
+        kb, gpu="GeForce RTX 3090", driver="560.94", os_name="windows", arch=None
+    )
+
+
+def _tf_report(version: str) -> Report:
+    tf = FrameworkReport("tensorflow", ok=True, version=version, build="CPU", device="cpu")
+    return Report("python.exe", "3.10.11", "cuda", (tf,))
+
+
+def test_the_last_windows_gpu_tensorflow_itself_gets_no_warning(kb: KnowledgeBase) -> None:
+    last, _ = last_windows_gpu_tensorflow(kb)
+    here = _windows(kb)
+    plan = resolve(here, ["tensorflow"], kb=kb)
+    for version, warned in ((last, False), ("2.16.1", True), ("not-a-version", False)):
+        env = dataclasses.replace(env_for(plan), report=_tf_report(version))
+        codes = {f.code for f in diagnose(here, kb, [env], {}).findings}
+        assert ("tensorflow-windows" in codes) is warned, version
+
+
+def test_without_tensorflow_in_the_knowledge_base_2_10_is_the_last_windows_gpu_release(
+    kb: KnowledgeBase,
+) -> None:
+    others = {n: f for n, f in kb.frameworks.items() if n != "tensorflow"}
+    assert last_windows_gpu_tensorflow(dataclasses.replace(kb, frameworks=others)) == ("2.10", ())
+
+
+def test_an_environment_without_platform_or_plan_on_windows_is_native(kb: KnowledgeBase) -> None:
+    # the machine as a --machine file gives it: its strings parsed from JSON
+    here = Machine.from_json(json.loads(json.dumps(_windows(kb).to_json())))
+    env = EnvironmentInput("old", Path("/envs/old"), {"stack": {}}, _tf_report("2.16.1"))
+    codes = {f.code for f in diagnose(here, kb, [env], {}).findings}
+    assert "tensorflow-windows" in codes
+
+
+def test_a_driver_too_old_names_the_cuda_major_and_its_floor(kb: KnowledgeBase) -> None:
+    plan = resolve(machine(kb, "GeForce GTX 1080 Ti", "560.35.03"), ["torch"], kb=kb)
+    d = diagnose(machine(kb, "GeForce GTX 1080 Ti", "470.82.01"), kb, [env_for(plan)], {})
+    (found,) = [f for f in d.findings if f.code == "driver-too-old"]
+    assert found.why[0].startswith("CUDA 12.x builds run on drivers from 525.60.13 on")
+
+
+def test_a_dll_error_of_another_framework_gets_the_visual_cpp_advice(kb: KnowledgeBase) -> None:
+    here = _windows(kb)
+    plan = resolve(here, ["torch"], kb=kb)
+    jax = FrameworkReport(
+        "jax",
+        ok=False,
+        problems=[
+            "`import jax` fails: [WinError 126] The specified module could not be found."
+            ' Error loading "C:\\env\\Lib\\site-packages\\jaxlib\\xla_extension.dll"'
+        ],
+    )
+    env = dataclasses.replace(
+        env_for(plan), report=Report("python.exe", plan.python, "cuda", (jax,))
+    )
+    (found,) = [f for f in diagnose(here, kb, [env], {}).findings if f.code == "dll-not-found"]
+    assert any("Visual C++ Redistributable" in f for f in found.fix)
+    assert not any("TensorFlow" in f for f in found.fix)
+
+
+def test_the_arch_check_reads_the_installed_releases_build(kb: KnowledgeBase) -> None:
+    """torch 2.10.0 cu128 still has sm_70 kernels (2.11.0 cu128 dropped Volta): a V100 with
+    2.10.0 installed has no kernel-image problem."""
+    volta = machine(kb, "Tesla V100-SXM2-16GB", "580.95.05")
+    plan = resolve(volta, ["torch"], kb=kb)
+    data = plan.to_json()
+    data["frameworks"]["torch"].update(version="2.10.0", variant="cu128", cuda="12.8")
+    d = diagnose(volta, kb, [env_for(Plan.from_json(data))], {})
+    assert "no-kernel-image" not in {f.code for f in d.findings}
+    data["frameworks"]["torch"].update(version="2.11.0")
+    d = diagnose(volta, kb, [env_for(Plan.from_json(data))], {})
+    assert "no-kernel-image" in {f.code for f in d.findings}
+
+
+def _visible(here: Machine, value: str) -> Finding:
+    from gpuenv.doctor.machine_checks import visible_devices_findings
+
+    (found,) = visible_devices_findings(here, {"CUDA_VISIBLE_DEVICES": value})
+    return found
+
+
+def test_cuda_visible_devices_says_why_each_list_hides_the_gpus(kb: KnowledgeBase) -> None:
+    here = machine(kb, "GeForce RTX 3090", "580.95.05")
+    assert _visible(here, "-1").why[0] == "-1 is the usual way to hide every GPU on purpose"
+    assert _visible(here, "7").why[0] == "'7' is not a GPU here"
+    assert _visible(here, "").why[0] == "the list is empty"
+
+
+def test_the_device_order_note_comes_with_two_gpus_or_more(kb: KnowledgeBase) -> None:
+    one_gpu = machine(kb, "GeForce RTX 3090", "580.95.05")
+    two = dataclasses.replace(one_gpu, gpus=(one_gpu.gpus[0], one_gpu.gpus[0]))
+    assert not any("CUDA_DEVICE_ORDER" in w for w in _visible(one_gpu, "0").why)
+    assert any("CUDA_DEVICE_ORDER=PCI_BUS_ID" in w for w in _visible(two, "0").why)
+
+
+def test_the_driver_finding_names_the_max_cuda_only_when_known(kb: KnowledgeBase) -> None:
+    def driver_why(driver: str) -> tuple[str, ...]:
+        d = diagnose(machine(kb, "GeForce RTX 3090", driver), kb, [], {})
+        (found,) = [f for f in d.machine_findings if f.code == "driver"]
+        return found.why
+
+    assert driver_why("535.183.01")[0] == "max CUDA 12.2 (knowledge base: toolkit minimum drivers)"
+    assert not any(w.startswith("max CUDA") for w in driver_why("300.10"))
