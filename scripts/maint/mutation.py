@@ -472,6 +472,36 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     (f"{PKG}/fs/safe_paths.py", "if not follow_links and exc.errno >= errno.ELOOP:"): "the"
     " errors open() gives for a path gpuenv reads its own state from are all below ELOOP (40),"
     " and ELOOP itself gets the same message as with `==`",
+    (
+        f"{PKG}/doctor/driver.py",
+        'return "windows" if machine.os.family >= "windows" or machine.os.wsl else "linux"',
+    ): "the OS families are linux, macos and windows: of those only windows is >= 'windows'",
+    (f"{PKG}/doctor/driver.py", "@dataclass(frozen=False)"): "DriverAdvice is made once and"
+    " read; no code assigns to one or hashes one",
+    (
+        f"{PKG}/doctor/driver.py",
+        "if best is None or int(gen.last_driver_branch) < int(best.last_driver_branch or 1):",
+    ): "best is only ever a generation whose last_driver_branch is digits (checked above):"
+    " the `or` default is never used",
+    (
+        f"{PKG}/doctor/__init__.py",
+        "return not any(f.severity is PROBLEM for f in self.findings)",
+    ): "every Finding's severity is one of the module's constants OK, WARN, PROBLEM (no finding is"
+    " read back from text): identity and equality agree",
+    (f"{PKG}/doctor/environment.py", 'if plan.accelerator >= "cuda" and gpu_fws:'): "the"
+    " accelerators are cpu, cuda and mps; an mps plan has no framework with a CUDA version,"
+    " so gpu_fws is empty and the branch is skipped as with `==`",
+    (f"{PKG}/doctor/loader.py", "@dataclass(frozen=False)"): "Library is made once and read;"
+    " no code assigns to one or hashes one (it is a dict value, never a key)",
+    (f"{PKG}/doctor/loader.py", "if name < soname or soname not in by_soname:"): "the soname"
+    " is a prefix of every file name that maps to it, so no such name sorts below it: the"
+    " first clause is never true, with `<` as with `==` on sorted names (the soname itself"
+    " comes first and `not in` takes it)",
+    (
+        f"{PKG}/doctor/shadowing.py",
+        'return record.parent.name[: -len(".dist-info")].split("-", 2)[-1]',
+    ): "a dist-info folder is named `{name}-{version}`, both normalized without `-`: splitting"
+    " at the first one or the first two gives the same last part",
     (f"{PKG}/resolve/combine.py", "while heap and visits != MAX_VISITS:"): "visits counts up"
     " by one from 0, so `!=` and `<` stop at the same step",
     (f"{PKG}/resolve/combine.py", "while heap and visits is not MAX_VISITS:"): "the bound"

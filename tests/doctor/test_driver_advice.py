@@ -219,3 +219,14 @@ def test_the_driver_finding_names_the_max_cuda_only_when_known(kb: KnowledgeBase
 
     assert driver_why("535.183.01")[0] == "max CUDA 12.2 (knowledge base: toolkit minimum drivers)"
     assert not any(w.startswith("max CUDA") for w in driver_why("300.10"))
+
+
+def test_a_gpu_the_build_reaches_only_through_ptx_gets_a_warning(kb: KnowledgeBase) -> None:
+    """TensorFlow 2.21's CUDA build has machine code up to sm_90 and PTX for 9.0: a Blackwell
+    GPU (sm_100) JIT-compiles its kernels at first start."""
+    blackwell = machine(kb, "B200", "580.95.05")
+    plan = resolve(blackwell, ["tensorflow==2.21.0"], kb=kb)
+    assert plan.frameworks["tensorflow"].variant == "cuda"
+    d = diagnose(blackwell, kb, [env_for(plan)], {})
+    (found,) = [f for f in d.findings if f.code == "ptx-only"]
+    assert found.severity == WARN and "sm_100" in found.what
