@@ -502,6 +502,17 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         'return record.parent.name[: -len(".dist-info")].split("-", 2)[-1]',
     ): "a dist-info folder is named `{name}-{version}`, both normalized without `-`: splitting"
     " at the first one or the first two gives the same last part",
+    (f"{PKG}/doctor/loader.py", "for pattern in line[ 7:].split():"): "the line starts with"
+    " `include` (7 characters) and a blank (checked just above), which split() drops",
+    (f"{PKG}/doctor/driver.py", "if own and own > target and own_fits:"): "a toolkit's own"
+    " driver is never older than its CUDA major's floor, so where they differ the own one is"
+    " the greater (every driver in the knowledge base has a three-digit branch, so the string"
+    " order is the version order)",
+    (f"{PKG}/doctor/shadowing.py", "if entry.origin is LD_LIBRARY_PATH:"): "search_order sets"
+    " that origin from the LD_LIBRARY_PATH constant itself: identity and equality agree",
+    (f"{PKG}/doctor/environment.py", 'if plan.accelerator == "cuda" or gpu_fws:'): "gpuenv's"
+    " plans have frameworks with a CUDA version only when the accelerator is cuda, and a cuda"
+    " plan without them loops over nothing: the same findings either way",
     (f"{PKG}/resolve/combine.py", "while heap and visits != MAX_VISITS:"): "visits counts up"
     " by one from 0, so `!=` and `<` stop at the same step",
     (f"{PKG}/resolve/combine.py", "while heap and visits is not MAX_VISITS:"): "the bound"

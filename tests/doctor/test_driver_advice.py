@@ -230,3 +230,95 @@ def test_a_gpu_the_build_reaches_only_through_ptx_gets_a_warning(kb: KnowledgeBa
     d = diagnose(blackwell, kb, [env_for(plan)], {})
     (found,) = [f for f in d.findings if f.code == "ptx-only"]
     assert found.severity == WARN and "sm_100" in found.what
+
+
+def test_two_gpus_of_the_same_last_branch_name_the_first(kb: KnowledgeBase) -> None:
+    maxwell = machine(kb, "GeForce GTX 980", "470.82.01")
+    pascal = machine(kb, "GeForce GTX 1080 Ti", "470.82.01").gpus[0]
+    gen = limiting_generation(kb, dataclasses.replace(maxwell, gpus=(maxwell.gpus[0], pascal)))
+    assert gen is not None and gen.name == "Maxwell"  # both end with R580
+
+
+def test_the_newest_toolkits_driver_in_the_gpus_last_branch_is_advised_as_such(
+    kb: KnowledgeBase,
+) -> None:
+    """CUDA 13.0 as the newest toolkit needs 580.65.06, in Maxwell's last branch R580: install
+    that driver (a version), not "the newest R580" as when the toolkit is beyond the branch."""
+    older = {v: t for v, t in kb.toolkits.items() if version_key(v) <= version_key("13.0")}
+    advice = recommended_driver(
+        dataclasses.replace(kb, toolkits=older), machine(kb, "GeForce GTX 980", "470.82.01")
+    )
+    assert advice is not None and advice.minimum == "580.65.06" and advice.branch is None
+
+
+def test_no_own_driver_hint_where_the_toolkit_needs_just_the_floor(kb: KnowledgeBase) -> None:
+    ampere = machine(kb, "GeForce RTX 3090", "470.82.01")
+    assert needed_driver_text(kb, ampere, "12.0") == (
+        "install NVIDIA driver ≥ 525.60.13 (the floor for CUDA 12.x)"
+    )
+
+
+def test_an_unreadable_driver_version_gives_no_max_cuda(kb: KnowledgeBase) -> None:
+    from gpuenv.doctor.driver import max_cuda
+    from gpuenv.machine import Driver
+
+    odd = dataclasses.replace(machine(kb, "GeForce RTX 3090", None), driver=Driver("n/a", None))
+    assert (max_cuda(kb, odd).version, max_cuda(kb, odd).source) == (None, "")
+
+
+def test_the_summary_recommends_a_driver_for_gpu_machines_only(kb: KnowledgeBase) -> None:
+    with_gpu = machine_summary(kb, machine(kb, "GeForce RTX 3090", "535.183.01"))
+    assert with_gpu["recommended_driver"].startswith("install NVIDIA driver ≥ 610.43.02")
+    assert machine_summary(kb, machine(kb, None, None))["recommended_driver"] is None
+
+
+def test_metadata_read_from_disk_plans_the_gpu(kb: KnowledgeBase) -> None:
+    here = machine(kb, "GeForce RTX 3090", "580.95.05")
+    plan = resolve(here, ["torch"], kb=kb)
+    env = env_for(plan)
+    on_disk = dataclasses.replace(env, metadata=json.loads(json.dumps(env.metadata)))
+    assert diagnose(here, kb, [on_disk], {}).environments[0].gpu == "planned"
+
+
+def test_tensorflow_on_linux_without_platform_or_plan_is_not_native_windows(
+    kb: KnowledgeBase,
+) -> None:
+    here = machine(kb, "GeForce RTX 3090", "580.95.05")
+    env = EnvironmentInput("old", Path("/envs/old"), {"stack": {}}, _tf_report("2.16.1"))
+    assert "tensorflow-windows" not in {f.code for f in diagnose(here, kb, [env], {}).findings}
+
+
+def test_a_broken_entry_without_its_own_fix_says_reinstall(kb: KnowledgeBase) -> None:
+    env = EnvironmentInput("odd", Path("/envs/odd"), {}, broken="its link points nowhere")
+    (found,) = diagnose(machine(kb, None, None), kb, [env], {}).environments[0].findings
+    assert found.fix == ("reinstall it (`gpuenv install LOCKFILE --name odd`)",)
+
+
+def test_a_cpu_plan_on_a_gpu_machine_shows_its_cpu_and_gpu_warnings(kb: KnowledgeBase) -> None:
+    here = _windows(kb)
+    data = resolve(here, ["tensorflow==2.15.1"], kb=kb).to_json()
+    data["warnings"] = ["tensorflow has no GPU build for native Windows", "python pinned to 3.11"]
+    d = diagnose(here, kb, [env_for(Plan.from_json(data))], {})
+    (found,) = [f for f in d.findings if f.code == "cpu-plan"]
+    assert found.why == ("tensorflow has no GPU build for native Windows",)
+
+
+def test_a_gpu_without_compute_capability_does_not_hide_the_next(kb: KnowledgeBase) -> None:
+    pascal = machine(kb, "GeForce GTX 1080 Ti", "580.95.05")
+    unknown = dataclasses.replace(pascal.gpus[0], compute_capability=None, index=1)
+    here = dataclasses.replace(pascal, gpus=(unknown, pascal.gpus[0]))
+    data = resolve(pascal, ["torch"], kb=kb).to_json()
+    data["frameworks"]["torch"].update(version="2.10.0", variant="cu128", cuda="12.8")
+    d = diagnose(here, kb, [env_for(Plan.from_json(data))], {})
+    assert "no-kernel-image" in {f.code for f in d.findings}
+
+
+def test_the_driver_finding_offers_the_newest_driver_only_when_older(kb: KnowledgeBase) -> None:
+    def driver_fix(driver: str) -> tuple[str, ...]:
+        d = diagnose(machine(kb, "GeForce RTX 3090", driver), kb, [], {})
+        (found,) = [f for f in d.machine_findings if f.code == "driver"]
+        return found.fix
+
+    (fix,) = driver_fix("535.183.01")
+    assert fix.startswith("optional, for the newest builds: install NVIDIA driver ≥ 610.43.02")
+    assert driver_fix("615.10") == ()

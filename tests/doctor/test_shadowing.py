@@ -493,3 +493,21 @@ def test_a_wheel_record_up_to_16_mib_names_the_version(tmp_path: Path) -> None:
     with record.open("a") as fh:
         fh.write("\n")
     assert environment_libraries(env_dir)["libcudart.so.12"].version is None
+
+
+@needs_cc
+def test_other_files_in_a_folder_do_not_hide_its_cuda_libraries(tmp_path: Path) -> None:
+    (tmp_path / "README").write_text("sorts before every lib*\n")
+    shared_library(tmp_path, "libcudart.so.12", f"libcudart.so.{SYSTEM_VERSION}", "system")
+    assert [lib.soname for lib in libraries_in(tmp_path, "default")] == ["libcudart.so.12"]
+
+
+def test_a_loader_configuration_up_to_1_mib_is_read(tmp_path: Path) -> None:
+    conf = tmp_path / "etc" / "ld.so.conf"
+    conf.parent.mkdir(parents=True)
+    body = "/first\n"
+    conf.write_text(body + "#" * ((1 << 20) - len(body) - 1) + "\n")
+    assert [d.path for d in conf_dirs(tmp_path)] == [str(tmp_path / "first")]
+    with conf.open("a") as fh:
+        fh.write("\n")
+    assert conf_dirs(tmp_path) == []
