@@ -234,6 +234,7 @@ AREAS: dict[str, Area] = {
             "tests/resolve/test_gpu_names.py",
             "tests/resolve/test_typed_gpu_names.py",
             "tests/resolve/test_explain_sources.py",
+            "tests/resolve/test_target_edges.py",
         ),
     ),
     "resolve-plan": Area(
@@ -513,6 +514,11 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     (f"{PKG}/doctor/environment.py", 'if plan.accelerator == "cuda" or gpu_fws:'): "gpuenv's"
     " plans have frameworks with a CUDA version only when the accelerator is cuda, and a cuda"
     " plan without them loops over nothing: the same findings either way",
+    (f"{PKG}/resolve/broken_rule.py", "if framework is None and not framework.broken:"): "the"
+    " release comes from the knowledge base, so its framework is always there: the condition"
+    " is false either way and an empty broken list gives [] from the list below",
+    (f"{PKG}/resolve/rejection.py", "@dataclass(frozen=False)"): "a Rejection is made once and"
+    " read; no code assigns to one or hashes one",
     (f"{PKG}/resolve/combine.py", "while heap and visits != MAX_VISITS:"): "visits counts up"
     " by one from 0, so `!=` and `<` stop at the same step",
     (f"{PKG}/resolve/combine.py", "while heap and visits is not MAX_VISITS:"): "the bound"
