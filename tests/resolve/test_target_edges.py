@@ -25,3 +25,26 @@ def test_a_python_pin_keeps_major_and_minor(kb: KnowledgeBase) -> None:
         kb, gpu="GeForce RTX 3090", driver="550.54.14", os_name="linux", arch=None
     )
     assert resolve(here, ["torch"], kb=kb, python="3.11.4").python == "3.11"
+
+
+def test_a_driver_older_than_every_known_branch_is_its_own_branch(kb: KnowledgeBase) -> None:
+    from gpuenv.resolve.target import build_target
+
+    here = describe_machine(
+        kb, gpu="GeForce GTX 980", driver="550.54.14", os_name="linux", arch=None
+    )
+    target = build_target(here, kb)
+    assert min(target.driver_branches) > 340
+    assert target.branch_of("340.108") == 340
+    assert target.branch_of("472.50") == 470  # Windows' numbering, in the R470 branch
+
+
+def test_a_gpu_target_describes_its_gpu(kb: KnowledgeBase) -> None:
+    from gpuenv.resolve.target import build_target
+
+    here = describe_machine(
+        kb, gpu="GeForce RTX 3090", driver="550.54.14", os_name="linux", arch=None
+    )
+    assert "sm_86" in build_target(here, kb).describe_gpu()
+    none = describe_machine(kb, gpu=None, driver=None, os_name="linux", arch=None)
+    assert build_target(none, kb).describe_gpu() == "no NVIDIA GPU"
