@@ -107,3 +107,16 @@ def test_clean_in_a_store_without_a_work_folder_has_nothing_to_do() -> None:
     done = gpuenv("envs", "clean")
     assert done.returncode == 0, done.stderr
     assert done.stdout == "nothing to clean\n"
+
+
+def test_a_work_folder_that_cannot_be_made_says_why_in_words(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from gpuenv.fs.workdir import WorkdirError
+
+    (tmp_path / "home").write_text("a file where GPUENV_HOME should be a folder\n")
+    monkeypatch.setenv("GPUENV_HOME", str(tmp_path / "home"))
+    with pytest.raises(WorkdirError) as err:
+        checked_work_root()
+    assert str(err.value).startswith(f"cannot make gpuenv's work folder {tmp_path / 'home'}")
+    assert str(err.value).endswith(": File exists") and "[Errno" not in str(err.value)
