@@ -492,6 +492,17 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     (f"{PKG}/doctor/environment.py", 'if plan.accelerator >= "cuda" and gpu_fws:'): "the"
     " accelerators are cpu, cuda and mps; an mps plan has no framework with a CUDA version,"
     " so gpu_fws is empty and the branch is skipped as with `==`",
+    (f"{PKG}/doctor/faq.py", "@dataclass(frozen=False)"): "the FAQ's entries are made once"
+    " and read; no code assigns to one or hashes one",
+    (f"{PKG}/doctor/environment.py", "@dataclass(frozen=False)"): "an EnvironmentInput is made"
+    " once and read (dataclasses.replace makes a new one); no code assigns to one or hashes one",
+    (f"{PKG}/doctor/__init__.py", "@dataclass(frozen=False)"): "a diagnosis is made once and"
+    " read; no code assigns to one or hashes one",
+    (
+        f"{PKG}/doctor/machine_checks.py",
+        "if gen is not None and branch is not None and branch > int(gen.last_driver_branch or -1):",
+    ): "limiting_generation returns only generations whose last_driver_branch is digits: the"
+    " `or` default is never used",
     (f"{PKG}/doctor/loader.py", "@dataclass(frozen=False)"): "Library is made once and read;"
     " no code assigns to one or hashes one (it is a dict value, never a key)",
     (f"{PKG}/doctor/loader.py", "if name < soname or soname not in by_soname:"): "the soname"

@@ -322,3 +322,63 @@ def test_the_driver_finding_offers_the_newest_driver_only_when_older(kb: Knowled
     (fix,) = driver_fix("535.183.01")
     assert fix.startswith("optional, for the newest builds: install NVIDIA driver ≥ 610.43.02")
     assert driver_fix("615.10") == ()
+
+
+def test_native_windows_gets_the_windows_driver_numbers(kb: KnowledgeBase) -> None:
+    newest = max(kb.toolkits.values(), key=lambda t: version_key(t.version))
+    assert newest.min_driver_windows != newest.min_driver_linux
+    advice = recommended_driver(kb, _windows(kb))
+    assert advice is not None and advice.minimum == newest.min_driver_windows
+
+
+def test_a_driver_at_the_newest_minimum_gets_no_upgrade_hint(kb: KnowledgeBase) -> None:
+    d = diagnose(machine(kb, "GeForce RTX 3090", "610.43.02"), kb, [], {})
+    (found,) = [f for f in d.machine_findings if f.code == "driver"]
+    assert found.fix == ()
+
+
+def test_no_driver_names_the_first_gpu(kb: KnowledgeBase) -> None:
+    ampere = machine(kb, "GeForce RTX 3090", None)
+    pascal = machine(kb, "GeForce GTX 1080 Ti", None).gpus[0]
+    two = dataclasses.replace(ampere, gpus=(ampere.gpus[0], pascal), driver=None)
+    (found,) = [f for f in diagnose(two, kb, [], {}).machine_findings if f.code == "no-driver"]
+    assert f"({ampere.gpus[0].name})" in found.what
+
+
+def test_the_summary_says_where_the_max_cuda_comes_from(kb: KnowledgeBase) -> None:
+    summary = machine_summary(kb, machine(kb, "GeForce RTX 3090", "535.183.01"))
+    assert summary["max_cuda_source"] == "knowledge base: toolkit minimum drivers"
+    assert machine_summary(kb, machine(kb, None, None))["max_cuda_source"] is None
+
+
+def test_every_failed_framework_of_a_report_is_a_finding_with_all_its_problems(
+    kb: KnowledgeBase,
+) -> None:
+    here = machine(kb, "GeForce RTX 3090", "580.95.05")
+    plan = resolve(here, ["torch"], kb=kb)
+    torch = FrameworkReport("torch", ok=True, version="2.9.0", device="cuda:0")
+    jax = FrameworkReport("jax", ok=False, problems=["jax sees no GPU", "second", "third"])
+    report = Report("python", plan.python, "cuda", (torch, jax))
+    d = diagnose(here, kb, [dataclasses.replace(env_for(plan), report=report)], {})
+    (found,) = [f for f in d.findings if f.what.startswith("jax ")]
+    assert found.what == "jax : jax sees no GPU".replace("  ", " ")
+    assert found.why[:2] == ("second", "third")
+
+
+def test_the_windows_tensorflow_pin_names_its_pythons(kb: KnowledgeBase) -> None:
+    last, pythons = last_windows_gpu_tensorflow(kb)
+    assert len(pythons) >= 3
+    here = _windows(kb)
+    env = dataclasses.replace(
+        env_for(resolve(here, ["tensorflow"], kb=kb)), report=_tf_report("2.16.1")
+    )
+    (found,) = [f for f in diagnose(here, kb, [env], {}).findings if f.code == "tensorflow-windows"]
+    assert f"TensorFlow {last} (Python {pythons[0]}-{pythons[-1]})" in found.fix[-1]
+
+
+def test_the_environments_recorded_platform_is_what_is_compared(kb: KnowledgeBase) -> None:
+    here = machine(kb, "GeForce RTX 3090", "580.95.05")
+    env = env_for(resolve(here, ["torch"], kb=kb))
+    env.metadata["platform"] = "linux-aarch64"
+    whats = [f.what for f in diagnose(here, kb, [env], {}).findings]
+    assert any("built for linux-aarch64, but this machine is linux-64" in w for w in whats)
