@@ -37,6 +37,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 PKG = "installer/gpuenv"
@@ -616,6 +617,21 @@ def _line(work: Path, module: str, line: int) -> str:
         return ""
 
 
+def draw(kept: list[Any], n: int, seed: int) -> set[str]:
+    """The job ids of `n` of the work items, the same for the same seed however cosmic-ray's
+    database lists them (it lists them in no fixed order: each `init` makes new job ids)."""
+    order = sorted(
+        kept,
+        key=lambda w: (
+            str(w.mutations[0].module_path),
+            tuple(w.mutations[0].start_pos),
+            w.mutations[0].operator_name,
+            w.mutations[0].occurrence,
+        ),
+    )
+    return {w.job_id for w in random.Random(seed).sample(order, n)}
+
+
 def run_area(name: str, area: Area, *, budget: float, sample: int | None, seed: int) -> Outcome:
     from cosmic_ray.work_db import WorkDB, use_db
     from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkResult
@@ -650,7 +666,7 @@ def run_area(name: str, area: Area, *, budget: float, sample: int | None, seed: 
             # first failure (-x); those the budget leaves over are reported as not run
             affordable = max(1, int(2 * (budget - base_s) / max(base_s, 1.0)))
             n = min(len(kept), sample if sample is not None else affordable)
-            chosen = {w.job_id for w in random.Random(seed).sample(kept, n)}
+            chosen = draw(kept, n, seed)
             out.sampled = n
             skip = WorkResult(worker_outcome=WorkerOutcome.SKIPPED)
             for w in items:
