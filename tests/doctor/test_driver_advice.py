@@ -382,3 +382,28 @@ def test_the_environments_recorded_platform_is_what_is_compared(kb: KnowledgeBas
     env.metadata["platform"] = "linux-aarch64"
     whats = [f.what for f in diagnose(here, kb, [env], {}).findings]
     assert any("built for linux-aarch64, but this machine is linux-64" in w for w in whats)
+
+
+def test_windows_tensorflow_on_the_cpu_warns_only_where_a_gpu_is_left_unused(
+    kb: KnowledgeBase,
+) -> None:
+    for here, severity in ((_windows(kb), WARN), (_windows_without_gpu(kb), "ok")):
+        env = dataclasses.replace(
+            env_for(resolve(here, ["tensorflow"], kb=kb)), report=_tf_report("2.16.1")
+        )
+        d = diagnose(here, kb, [env], {})
+        (found,) = [f for f in d.findings if f.code == "tensorflow-windows"]
+        assert found.severity == severity
+
+
+def _windows_without_gpu(kb: KnowledgeBase) -> Machine:
+    return describe_machine(kb, gpu=None, driver=None, os_name="windows", arch=None)
+
+
+def test_a_cpu_plan_without_fixes_points_at_explain(kb: KnowledgeBase) -> None:
+    here = _windows(kb)
+    data = resolve(here, ["tensorflow==2.15.1"], kb=kb).to_json()
+    data["fixes"] = []
+    d = diagnose(here, kb, [env_for(Plan.from_json(data))], {})
+    (found,) = [f for f in d.findings if f.code == "cpu-plan"]
+    assert found.fix == ("`gpuenv explain` lists every rejected GPU build and why",)
