@@ -243,3 +243,116 @@ def test_a_group_writable_umask_still_gives_a_usable_cache(
         os.umask(old)
     assert cache.read_pickle("recipes", "k") == {"kb": 1}
     assert cache.read_pickle("fresh", "k") == {"kb": 2}
+
+
+# fs.private_read at its edges (mutation testing, area fs).
+def test_a_private_file_of_exactly_the_limit_is_read_whole(tmp_path: Path) -> None:
+    from gpuenv.fs.private_read import read_private
+
+    folder = tmp_path / "c"
+    folder.mkdir(mode=0o700)
+    for size in (100, 1000):
+        (folder / "k.pickle").write_bytes(b"x" * size)
+        (folder / "k.pickle").chmod(0o600)
+        assert read_private(folder, "k.pickle", size) == (b"x" * size, "ok")
+        data, why = read_private(folder, "k.pickle", size - 1)
+        assert data is None and why.endswith(f"is larger than {size - 1} bytes")
+
+
+def test_a_file_that_fails_to_read_is_a_reason_not_a_crash() -> None:
+    from gpuenv.fs.private_read import read_private
+
+    # /proc/<pid>/mem: a private regular file (size 0, mode 0600) whose first read fails (EIO)
+    folder = Path(f"/proc/{os.getpid()}")
+    if not (folder / "mem").exists():
+        pytest.skip("no /proc")
+    data, why = read_private(folder, "mem", 100)
+    assert data is None and why == f"{folder / 'mem'}: Input/output error"
+
+
+def test_a_folder_swapped_for_a_link_after_its_check_is_not_read_through(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The folder is opened once and the file read through that handle: replacing the folder
+    by a link to another after it was checked changes nothing that is read."""
+    from gpuenv.fs import private_read
+
+    folder, planted = tmp_path / "c", tmp_path / "planted"
+    for where, text in ((folder, b"checked"), (planted, b"planted")):
+        where.mkdir(mode=0o700)
+        (where / "k.pickle").write_bytes(text)
+        (where / "k.pickle").chmod(0o600)
+    check = private_read.why_not_private
+    swapped: list[bool] = []
+
+    def check_then_swap(info: os.stat_result, windows: bool = False) -> str | None:
+        if not swapped:  # the folder's check: swap it right after
+            folder.rename(tmp_path / "moved")
+            folder.symlink_to(planted, target_is_directory=True)
+            swapped.append(True)
+        return check(info, windows)
+
+    monkeypatch.setattr(private_read, "why_not_private", check_then_swap)
+    assert private_read.read_private(folder, "k.pickle", 100) == (b"checked", "ok")
+    assert swapped
+
+
+def test_a_file_that_grows_past_the_limit_while_it_is_read_is_refused(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The size is checked on what was read, not only on fstat's answer before it."""
+    from gpuenv.fs import private_read
+
+    folder = tmp_path / "c"
+    folder.mkdir(mode=0o700)
+    entry = folder / "k.pickle"
+    entry.write_bytes(b"x" * 1000)
+    entry.chmod(0o600)
+    check = private_read.why_not_private
+    calls: list[int] = []
+
+    def check_then_grow(info: os.stat_result, windows: bool = False) -> str | None:
+        calls.append(1)
+        if len(calls) == 2:  # the file's check, after its fstat: it grows now
+            with entry.open("ab") as fh:
+                fh.write(b"y" * 500)
+        return check(info, windows)
+
+    monkeypatch.setattr(private_read, "why_not_private", check_then_grow)
+    data, why = private_read.read_private(folder, "k.pickle", 1200)
+    assert data is None and why == f"{entry} is larger than 1200 bytes"
+    assert len(calls) == 2
+
+
+def test_a_linked_file_is_refused_with_the_reason_in_words(tmp_path: Path) -> None:
+    from gpuenv.fs.private_read import read_private
+
+    folder = tmp_path / "c"
+    folder.mkdir(mode=0o700)
+    (tmp_path / "real.pickle").write_bytes(b"x")
+    (folder / "k.pickle").symlink_to(tmp_path / "real.pickle")
+    data, why = read_private(folder, "k.pickle", 100)
+    assert data is None and why.startswith(f"{folder / 'k.pickle'}")
+    assert "[Errno" not in why
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid"), reason="POSIX owners")
+def test_only_the_running_users_own_files_count_as_private(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The owner must be the user running gpuenv: not root (a lower uid) for a user, and a
+    user's own uid, however large, is theirs."""
+    from gpuenv.fs.private_read import why_not_private
+
+    def status(uid: int, mode: int = 0o100600) -> os.stat_result:
+        return os.stat_result((mode, 1, 1, 1, uid, uid, 10, 0, 0, 0))
+
+    monkeypatch.setattr(os, "geteuid", lambda: int("1000"))
+    assert why_not_private(status(0), windows=False) == "it belongs to uid 0, not to this user"
+    assert why_not_private(status(1001), windows=False) == (
+        "it belongs to uid 1001, not to this user"
+    )
+    assert why_not_private(status(int("1000")), windows=False) is None
+    assert why_not_private(status(1000, 0o100620), windows=False) == (
+        "others can write it (mode -rw--w----)"
+    )

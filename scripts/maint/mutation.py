@@ -37,6 +37,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 REPO = Path(__file__).resolve().parents[2]
 PKG = "installer/gpuenv"
@@ -82,6 +83,7 @@ AREAS: dict[str, Area] = {
             "tests/envs/test_workdir_clean.py",
             "tests/lock/test_planted_config.py",
             "tests/test_cache.py",
+            "tests/fs/hostile/test_strict_json.py",
         ),
     ),
     "lock-readers": Area(
@@ -246,6 +248,7 @@ AREAS: dict[str, Area] = {
             "tests/resolve/test_gpu_names.py",
             "tests/resolve/test_typed_gpu_names.py",
             "tests/resolve/test_explain_sources.py",
+            "tests/resolve/test_target_edges.py",
         ),
     ),
     "resolve-plan": Area(
@@ -294,6 +297,7 @@ AREAS: dict[str, Area] = {
             "tests/doctor/test_kepler_cuda.py",
             "tests/doctor/test_faq.py",
             "tests/doctor/test_cli.py",
+            "tests/doctor/test_driver_advice.py",
             "tests/resolve/test_driver_branches.py",
         ),
     ),
@@ -394,6 +398,157 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         f"{PKG}/fs/atomic_write.py",
         'tmp = tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name[: 39]}.gpuenv-")',
     ): "only the private folder's (never shown, always removed) name changes by a character",
+    (f"{PKG}/fs/private_read.py", "left = limit + 2"): "one byte past the limit is enough to"
+    " tell a file that grew past it; asking for two changes nothing the caller sees",
+    (f"{PKG}/fs/private_read.py", "chunk = os.read(fd, min(left, 2 << 20))"): "the chunk size"
+    " of a loop that reads to the limit: a file's bytes are the same read in 1 or 2 MiB steps",
+    (f"{PKG}/fs/private_read.py", "while left != 0:"): "left starts above 0 and goes down by"
+    " what was read, never more than it asked for (read returns at most `left` bytes): it"
+    " never goes below 0, so `!= 0` and `> 0` stop together",
+    (f"{PKG}/fs/private_read.py", "while left >= 0:"): "at left == 0 the extra pass asks"
+    " read() for 0 bytes, gets b'' and breaks: the bytes returned are the same",
+    (f"{PKG}/fs/private_read.py", '_NONBLOCK = getattr(os, "O_NONBLOCK", -1)'): "getattr's"
+    " default is used only where os has no O_NONBLOCK (Windows)",
+    (f"{PKG}/fs/private_read.py", '_NONBLOCK = getattr(os, "O_NONBLOCK", 1)'): "getattr's"
+    " default is used only where os has no O_NONBLOCK (Windows)",
+    (
+        f"{PKG}/fs/private_read.py",
+        "use_dir_fd = os.open in os.supports_dir_fd and _DIRECTORY > 0",
+    ): "O_DIRECTORY is a positive flag (65536 on Linux) or 0 where absent: `> 0` and `!= 0` agree",
+    (
+        f"{PKG}/fs/private_read.py",
+        "use_dir_fd = os.open in os.supports_dir_fd and _DIRECTORY != -1",
+    ): "O_DIRECTORY exists on Linux and is not -1: use_dir_fd is true either way",
+    (
+        f"{PKG}/fs/private_read.py",
+        "use_dir_fd = os.open in os.supports_dir_fd and _DIRECTORY != 1",
+    ): "O_DIRECTORY exists on Linux and is not 1: use_dir_fd is true either way",
+    (
+        f"{PKG}/fs/private_read.py",
+        'def why_not_private(info: os.stat_result, windows: bool = sys.platform is "win32")'
+        " -> Optional[str]:",
+    ): "the default is computed once, on Linux False with `is` as with `==` ('linux' is not"
+    " 'win32' either way)",
+    (f"{PKG}/fs/safe_paths.py", "if not follow_links and exc.errno is errno.ELOOP:"): "errno"
+    " values are small ints, which CPython caches: `is` and `==` agree",
+    (f"{PKG}/fs/workdir.py", 'if pid == os.getpid() or os.name is "nt":'): "os.name is"
+    " 'posix' on Linux: False with `is` as with `==`",
+    (
+        f"{PKG}/fs/workdir.py",
+        'return Path(user_data_dir("gpuenv", appauthor=True))',
+    ): "platformdirs uses appauthor on Windows only; the Linux folder is the same",
+    (
+        f"{PKG}/fs/workdir.py",
+        "except (CosmicRayTestingException, OSError, OverflowError):",
+    ): "PermissionError is an OSError, which the same clause still catches",
+    (
+        f"{PKG}/fs/private_read.py",
+        "use_dir_fd = os.open in os.supports_dir_fd and _DIRECTORY >= 0",
+    ): "O_DIRECTORY exists on Linux (65536): use_dir_fd is true either way",
+    (f"{PKG}/fs/private_read.py", '_NOFOLLOW = getattr(os, "O_NOFOLLOW", -1)'): "getattr's"
+    " default is used only where os has no O_NOFOLLOW (Windows)",
+    (f"{PKG}/fs/private_read.py", '_NOFOLLOW = getattr(os, "O_NOFOLLOW", 1)'): "getattr's"
+    " default is used only where os has no O_NOFOLLOW (Windows)",
+    (f"{PKG}/fs/private_read.py", "chunk = os.read(fd, min(left, 1 << 21))"): "the chunk size"
+    " of a loop that reads to the limit: a file's bytes are the same read in 1 or 2 MiB steps",
+    (f"{PKG}/fs/private_read.py", "if  use_dir_fd and os.path.islink(path):"): "an extra"
+    " check by name before the open through the folder's handle, which refuses a linked file"
+    " as well (O_NOFOLLOW): the same files are read and refused; only the -v reason for a"
+    " linked file reads `is a link` instead of the system's ELOOP text",
+    (f"{PKG}/fs/workdir.py", 'if pid == os.getpid() and os.name == "nt":'): "for gpuenv's own"
+    " pid, os.kill(pid, 0) succeeds: alive either way",
+    (f"{PKG}/fs/workdir.py", "os.kill(pid, -1)"): "Linux looks the pid up before it checks the"
+    " signal: a gone process is ESRCH (stale) either way, a live one EINVAL, an OSError that"
+    " counts as alive, and no signal is sent (tests/envs/test_workdir_clean.py checks that"
+    " none is)",
+    (f"{PKG}/fs/safe_paths.py", 'flags |= getattr(os, "O_NOFOLLOW", 1)'): "getattr's default"
+    " is used only where os has no O_NOFOLLOW (Windows, where the islink check above refuses"
+    " the link)",
+    (f"{PKG}/fs/safe_paths.py", 'flags |= getattr(os, "O_NOFOLLOW", -1)'): "getattr's"
+    " default is used only where os has no O_NOFOLLOW (Windows, where the islink check above"
+    " refuses the link)",
+    (
+        f"{PKG}/fs/private_read.py",
+        'def why_not_private(info: os.stat_result, windows: bool = sys.platform > "win32")'
+        " -> Optional[str]:",
+    ): "the default is computed once: 'linux' > 'win32' is False, as 'linux' == 'win32' is",
+    (f"{PKG}/fs/private_read.py", "if not not use_dir_fd and os.path.islink(path):"): "an"
+    " extra check by name before the open through the folder's handle, which refuses a linked"
+    " file as well (O_NOFOLLOW): the same files are read and refused; only the -v reason for a"
+    " linked file reads `is a link` instead of the system's ELOOP text",
+    (
+        f"{PKG}/fs/private_read.py",
+        'def why_not_private(info: os.stat_result, windows: bool = sys.platform >= "win32")'
+        " -> Optional[str]:",
+    ): "the default is computed once: 'linux' >= 'win32' is False, as 'linux' == 'win32' is",
+    (f"{PKG}/fs/private_read.py", '_DIRECTORY = getattr(os, "O_DIRECTORY", 1)'): "getattr's"
+    " default is used only where os has no O_DIRECTORY (Windows)",
+    (f"{PKG}/fs/private_read.py", '_DIRECTORY = getattr(os, "O_DIRECTORY", -1)'): "getattr's"
+    " default is used only where os has no O_DIRECTORY (Windows)",
+    (f"{PKG}/fs/safe_paths.py", "if not follow_links and exc.errno > errno.ELOOP:"): "the"
+    " errors open() gives for a path gpuenv reads its own state from (ENOENT 2, ENXIO 6,"
+    " EACCES 13, ENOTDIR 20, EISDIR 21, ENAMETOOLONG 36) are all below ELOOP (40); none above"
+    " it can be made to happen on Linux",
+    (f"{PKG}/fs/safe_paths.py", "if not follow_links and exc.errno >= errno.ELOOP:"): "the"
+    " errors open() gives for a path gpuenv reads its own state from are all below ELOOP (40),"
+    " and ELOOP itself gets the same message as with `==`",
+    (
+        f"{PKG}/doctor/driver.py",
+        'return "windows" if machine.os.family >= "windows" or machine.os.wsl else "linux"',
+    ): "the OS families are linux, macos and windows: of those only windows is >= 'windows'",
+    (f"{PKG}/doctor/driver.py", "@dataclass(frozen=False)"): "DriverAdvice is made once and"
+    " read; no code assigns to one or hashes one",
+    (
+        f"{PKG}/doctor/driver.py",
+        "if best is None or int(gen.last_driver_branch) < int(best.last_driver_branch or 1):",
+    ): "best is only ever a generation whose last_driver_branch is digits (checked above):"
+    " the `or` default is never used",
+    (
+        f"{PKG}/doctor/__init__.py",
+        "return not any(f.severity is PROBLEM for f in self.findings)",
+    ): "every Finding's severity is one of the module's constants OK, WARN, PROBLEM (no finding is"
+    " read back from text): identity and equality agree",
+    (f"{PKG}/doctor/environment.py", 'if plan.accelerator >= "cuda" and gpu_fws:'): "the"
+    " accelerators are cpu, cuda and mps; an mps plan has no framework with a CUDA version,"
+    " so gpu_fws is empty and the branch is skipped as with `==`",
+    (f"{PKG}/doctor/faq.py", "@dataclass(frozen=False)"): "the FAQ's entries are made once"
+    " and read; no code assigns to one or hashes one",
+    (f"{PKG}/doctor/environment.py", "@dataclass(frozen=False)"): "an EnvironmentInput is made"
+    " once and read (dataclasses.replace makes a new one); no code assigns to one or hashes one",
+    (f"{PKG}/doctor/__init__.py", "@dataclass(frozen=False)"): "a diagnosis is made once and"
+    " read; no code assigns to one or hashes one",
+    (
+        f"{PKG}/doctor/machine_checks.py",
+        "if gen is not None and branch is not None and branch > int(gen.last_driver_branch or -1):",
+    ): "limiting_generation returns only generations whose last_driver_branch is digits: the"
+    " `or` default is never used",
+    (f"{PKG}/doctor/loader.py", "@dataclass(frozen=False)"): "Library is made once and read;"
+    " no code assigns to one or hashes one (it is a dict value, never a key)",
+    (f"{PKG}/doctor/loader.py", "if name < soname or soname not in by_soname:"): "the soname"
+    " is a prefix of every file name that maps to it, so no such name sorts below it: the"
+    " first clause is never true, with `<` as with `==` on sorted names (the soname itself"
+    " comes first and `not in` takes it)",
+    (
+        f"{PKG}/doctor/shadowing.py",
+        'return record.parent.name[: -len(".dist-info")].split("-", 2)[-1]',
+    ): "a dist-info folder is named `{name}-{version}`, both normalized without `-`: splitting"
+    " at the first one or the first two gives the same last part",
+    (f"{PKG}/doctor/loader.py", "for pattern in line[ 7:].split():"): "the line starts with"
+    " `include` (7 characters) and a blank (checked just above), which split() drops",
+    (f"{PKG}/doctor/driver.py", "if own and own > target and own_fits:"): "a toolkit's own"
+    " driver is never older than its CUDA major's floor, so where they differ the own one is"
+    " the greater (every driver in the knowledge base has a three-digit branch, so the string"
+    " order is the version order)",
+    (f"{PKG}/doctor/shadowing.py", "if entry.origin is LD_LIBRARY_PATH:"): "search_order sets"
+    " that origin from the LD_LIBRARY_PATH constant itself: identity and equality agree",
+    (f"{PKG}/doctor/environment.py", 'if plan.accelerator == "cuda" or gpu_fws:'): "gpuenv's"
+    " plans have frameworks with a CUDA version only when the accelerator is cuda, and a cuda"
+    " plan without them loops over nothing: the same findings either way",
+    (f"{PKG}/resolve/broken_rule.py", "if framework is None and not framework.broken:"): "the"
+    " release comes from the knowledge base, so its framework is always there: the condition"
+    " is false either way and an empty broken list gives [] from the list below",
+    (f"{PKG}/resolve/rejection.py", "@dataclass(frozen=False)"): "a Rejection is made once and"
+    " read; no code assigns to one or hashes one",
     (f"{PKG}/resolve/combine.py", "while heap and visits != MAX_VISITS:"): "visits counts up"
     " by one from 0, so `!=` and `<` stop at the same step",
     (f"{PKG}/resolve/combine.py", "while heap and visits is not MAX_VISITS:"): "the bound"
@@ -480,6 +635,21 @@ def _line(work: Path, module: str, line: int) -> str:
         return ""
 
 
+def draw(kept: list[Any], n: int, seed: int) -> set[str]:
+    """The job ids of `n` of the work items, the same for the same seed however cosmic-ray's
+    database lists them (it lists them in no fixed order: each `init` makes new job ids)."""
+    order = sorted(
+        kept,
+        key=lambda w: (
+            str(w.mutations[0].module_path),
+            tuple(w.mutations[0].start_pos),
+            w.mutations[0].operator_name,
+            w.mutations[0].occurrence,
+        ),
+    )
+    return {w.job_id for w in random.Random(seed).sample(order, n)}
+
+
 def run_area(name: str, area: Area, *, budget: float, sample: int | None, seed: int) -> Outcome:
     from cosmic_ray.work_db import WorkDB, use_db
     from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkResult
@@ -514,7 +684,7 @@ def run_area(name: str, area: Area, *, budget: float, sample: int | None, seed: 
             # first failure (-x); those the budget leaves over are reported as not run
             affordable = max(1, int(2 * (budget - base_s) / max(base_s, 1.0)))
             n = min(len(kept), sample if sample is not None else affordable)
-            chosen = {w.job_id for w in random.Random(seed).sample(kept, n)}
+            chosen = draw(kept, n, seed)
             out.sampled = n
             skip = WorkResult(worker_outcome=WorkerOutcome.SKIPPED)
             for w in items:

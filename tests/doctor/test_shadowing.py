@@ -155,6 +155,7 @@ def test_the_soname_link_decides_which_file_counts(tmp_path: Path) -> None:
         ("12.4.127", "12.6.77", False),
         ("8.6.0", "8.9.7.29", False),
         ("12", "12.4.127", False),  # a major alone says nothing
+        ("12.4", "12.4.127", True),  # major.minor agreeing (libcudart.so.12.4) is enough
         (None, "12.4.127", False),
     ],
 )
@@ -206,6 +207,7 @@ def test_ld_library_path_shadow_is_a_problem_with_path_versions_and_fix(tmp_path
     assert str(system / "libcudart.so.12") in f.what and SYSTEM_VERSION in f.what
     assert str(site / "nvidia/cuda_runtime/lib/libcudart.so.12") in f.what
     assert ENV_VERSION in f.what
+    assert f.what.startswith("libcudart.so.12: the loader would take ")
     assert f"{system} is on LD_LIBRARY_PATH" in f.why
     assert f"remove {system} from LD_LIBRARY_PATH" in f.fix[0]
     assert "`gpuenv run -n lab -- COMMAND`" in f.fix[0]
@@ -221,9 +223,25 @@ def test_conf_folder_shadow_names_the_conf_file(tmp_path: Path) -> None:
     folder = root / "usr" / "local" / "cuda-12.2" / "lib64"
     assert f.severity == WARN  # after the framework's RUNPATH: it wins only by soname
     assert str(folder / "libcudart.so.12") in f.what and CONF_VERSION in f.what
+    assert " can shadow the environment's " in f.what
     assert ENV_VERSION in f.what
     assert f"{conf} names {folder} for ldconfig's cache" in f.why
     assert f"remove the line naming {folder} from {conf}" in f.fix[0] and "ldconfig" in f.fix[0]
+
+
+@needs_cc
+def test_a_default_folder_shadow_is_a_warning_with_its_own_fix(tmp_path: Path) -> None:
+    root = tmp_path / "root"
+    folder = root / "usr" / "lib" / "x86_64-linux-gnu"  # searched by default, no ld.so.conf
+    shared_library(folder, "libcudart.so.12", f"libcudart.so.{SYSTEM_VERSION}", "default")
+    env_dir = tmp_path / "env"
+    environment(env_dir)
+    [f] = environment_shadowing("lab", env_dir, {}, root)
+    assert f.severity == WARN and " can shadow the environment's " in f.what
+    assert f.fix == (
+        f"remove the CUDA packages that put these libraries into {folder} if nothing else needs"
+        " them (the environments bring their own)",
+    )
 
 
 @needs_cc
@@ -448,3 +466,48 @@ def test_clean_library_path_keeps_only_the_environments_own_folders(tmp_path: Pa
     cleaned, removed = clean_library_path({LD_LIBRARY_PATH: f"{own}:{beside}"}, env_dir)
     assert cleaned[LD_LIBRARY_PATH] == str(own)
     assert removed == [(str(beside), ["libcudart.so.12"])]
+
+
+def test_loader_configuration_stops_at_64_files(tmp_path: Path) -> None:
+    """ld.so.conf and the files it includes are read up to 64 in all (a bound against include
+    loops and floods): the 63 first of ld.so.conf.d count, the next do not."""
+    root = tmp_path
+    (root / "etc" / "ld.so.conf.d").mkdir(parents=True)
+    (root / "etc" / "ld.so.conf").write_text("include /etc/ld.so.conf.d/*.conf\n")
+    for i in range(70):
+        (root / "etc" / "ld.so.conf.d" / f"{i:02d}.conf").write_text(f"/d{i:02d}\n")
+    assert [d.path for d in conf_dirs(root)] == [str(root / f"d{i:02d}") for i in range(63)]
+
+
+@needs_cc
+def test_a_wheel_record_up_to_16_mib_names_the_version(tmp_path: Path) -> None:
+    """A RECORD is read up to 16 MiB (a bound against a planted huge file); the version of a
+    library whose RECORD is larger is unknown."""
+    env_dir = tmp_path / "env"
+    site = environment(env_dir)
+    record = site / f"nvidia_cuda_runtime_cu12-{ENV_VERSION}.dist-info" / "RECORD"
+    with record.open("a") as fh:
+        fh.write("#" * ((16 << 20) - record.stat().st_size - 1) + "\n")
+    assert record.stat().st_size == 16 << 20
+    assert environment_libraries(env_dir)["libcudart.so.12"].version == ENV_VERSION
+    with record.open("a") as fh:
+        fh.write("\n")
+    assert environment_libraries(env_dir)["libcudart.so.12"].version is None
+
+
+@needs_cc
+def test_other_files_in_a_folder_do_not_hide_its_cuda_libraries(tmp_path: Path) -> None:
+    (tmp_path / "README").write_text("sorts before every lib*\n")
+    shared_library(tmp_path, "libcudart.so.12", f"libcudart.so.{SYSTEM_VERSION}", "system")
+    assert [lib.soname for lib in libraries_in(tmp_path, "default")] == ["libcudart.so.12"]
+
+
+def test_a_loader_configuration_up_to_1_mib_is_read(tmp_path: Path) -> None:
+    conf = tmp_path / "etc" / "ld.so.conf"
+    conf.parent.mkdir(parents=True)
+    body = "/first\n"
+    conf.write_text(body + "#" * ((1 << 20) - len(body) - 1) + "\n")
+    assert [d.path for d in conf_dirs(tmp_path)] == [str(tmp_path / "first")]
+    with conf.open("a") as fh:
+        fh.write("\n")
+    assert conf_dirs(tmp_path) == []

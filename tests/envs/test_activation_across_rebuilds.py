@@ -61,3 +61,19 @@ def test_only_activation_scripts_that_name_the_folder_are_rewritten(tmp_path: Pa
     assert point_activation_at(env, tmp_path / "lab") == 1
     assert (env / "bin" / "activate").read_text().startswith(f"VIRTUAL_ENV='{tmp_path / 'lab'}'")
     assert elsewhere.read_text() == f"{env}\n"
+
+
+@pytest.mark.skipif(shutil.which("bash") is None, reason="bash is not installed")
+def test_a_folder_holding_a_quote_is_rewritten_as_uv_quotes_it(tmp_path: Path) -> None:
+    """uv writes `'` inside the single-quoted path as `'"'"'`: the script still names the link
+    after the rewrite, and bash reads the link's path back as it is."""
+    env = tmp_path / ".versions" / "it's lab-0123456789ab"
+    (env / "bin").mkdir(parents=True)
+    quoted = str(env).replace("'", "'\"'\"'")
+    (env / "bin" / "activate").write_text(f"VIRTUAL_ENV='{quoted}'\nexport VIRTUAL_ENV\n")
+    link = tmp_path / "it's lab"
+    assert point_activation_at(env, link) == 1
+    script = f'. "{env}/bin/activate" && printf "%s" "$VIRTUAL_ENV"'
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == str(link)

@@ -40,3 +40,30 @@ def test_uncovered_names_a_module_no_area_has(monkeypatch: pytest.MonkeyPatch) -
         fs.modules[0],
         f"{fs.modules[1]} (in two areas)",
     ]
+
+
+def test_the_sample_is_the_same_whatever_order_the_database_lists_the_mutants() -> None:
+    """cosmic-ray lists its work items in no fixed order (new job ids at each init): the same
+    seed must draw the same mutants all the same, so that two runs compare."""
+    import random
+    from types import SimpleNamespace
+
+    def item(line: int, operator: str, job: str) -> SimpleNamespace:
+        spec = SimpleNamespace(
+            module_path=Path("m.py"), start_pos=(line, 0), operator_name=operator, occurrence=0
+        )
+        return SimpleNamespace(job_id=job, mutations=(spec,))
+
+    def drawn(items: list[SimpleNamespace]) -> set[tuple[int, str]]:
+        ids = mutation.draw(items, 10, seed=20)
+        return {
+            (w.mutations[0].start_pos[0], w.mutations[0].operator_name)
+            for w in items
+            if w.job_id in ids
+        }
+
+    first = [item(line, op, f"a{line}{op}") for line in range(1, 30) for op in ("x", "y")]
+    second = [item(line, op, f"b{line}{op}") for line in range(1, 30) for op in ("x", "y")]
+    random.Random(1).shuffle(second)
+    assert len(drawn(first)) == 10
+    assert drawn(first) == drawn(second)

@@ -75,8 +75,12 @@ def point_activation_at(env_dir: Path, link: Path) -> int:
     """uv writes a venv's own folder into its activation scripts, but the environment is used
     through its link, and every rebuild makes a new folder: each script names the link instead,
     so a shell activated before a rebuild runs the new version's programs after it (the old
-    folder is deleted by a later install). Returns how many scripts were changed."""
+    folder is deleted by a later install). Returns how many scripts were changed.
+
+    uv writes the path inside single quotes, a `'` in it as `'"'"'`: that form is replaced
+    first, then the path as it is (activate.bat names it unquoted)."""
     old, new = str(env_dir), str(link)
+    forms = list(dict.fromkeys([(_single_quoted(old), _single_quoted(new)), (old, new)]))
     changed = 0
     for folder in ("bin", "Scripts"):
         scripts = env_dir / folder
@@ -86,12 +90,22 @@ def point_activation_at(env_dir: Path, link: Path) -> int:
             if not is_regular_file(script):
                 continue
             text = script.read_text(encoding="utf-8", errors="surrogateescape")
-            if old in text:
-                script.write_text(
-                    text.replace(old, new), encoding="utf-8", errors="surrogateescape"
-                )
-                changed += 1
+            if old not in text and forms[0][0] not in text:
+                continue
+            for was, now in forms:
+                if script.name == "activate.csh":
+                    # csh expands history (`!1`, `!$`) even inside single quotes, and
+                    # sourcing the script would fail ("Event not found"): `\!` is a `!`
+                    now = now.replace("!", "\\!")
+                text = text.replace(was, now)
+            script.write_text(text, encoding="utf-8", errors="surrogateescape")
+            changed += 1
     return changed
+
+
+def _single_quoted(path: str) -> str:
+    """`path` as uv writes it between single quotes: each `'` closes, is quoted, reopens."""
+    return path.replace("'", "'\"'\"'")
 
 
 def activate_hint(link: Path, backend: str, shell: str, name: Optional[str]) -> str:

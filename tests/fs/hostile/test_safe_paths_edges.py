@@ -20,6 +20,7 @@ from gpuenv.fs.safe_paths import (
     inside,
     is_md5,
     is_windows_device,
+    open_regular,
     plain_name,
     read_bounded,
 )
@@ -153,3 +154,49 @@ def test_a_write_error_names_the_reason_in_words(tmp_path: Path) -> None:
         aw.atomic_write(tmp_path / "out.yml", full)
     assert ": No space left on device; free some space" in str(err.value)
     assert "[Errno" not in str(err.value)
+    assert err.value.reason == "No space left on device"  # the words alone, for other advice
+
+
+def test_a_missing_own_file_is_not_called_a_link(tmp_path: Path) -> None:
+    # follow_links=False (gpuenv's own state): only a link is "a symbolic link"
+    with pytest.raises(UnsafePathError) as err:
+        read_bounded(tmp_path / "absent", 10, "the record", follow_links=False)
+    assert (
+        str(err.value) == f"cannot read the record {tmp_path / 'absent'}: No such file or directory"
+    )
+
+
+def test_a_link_loop_read_through_links_is_a_read_error(tmp_path: Path) -> None:
+    loop = tmp_path / "loop"
+    loop.symlink_to(loop)
+    with pytest.raises(UnsafePathError) as err:
+        read_bounded(loop, 10, "the lockfile")
+    assert str(err.value) == f"cannot read the lockfile {loop}: Too many levels of symbolic links"
+
+
+def test_open_regular_reads_a_file_and_says_why_it_cannot(tmp_path: Path) -> None:
+    wheel = tmp_path / "w.whl"
+    wheel.write_bytes(b"PK\x03\x04 wheel")
+    with open_regular(wheel, "wheel") as fh:
+        assert fh.read() == b"PK\x03\x04 wheel"
+    with pytest.raises(UnsafePathError) as err:
+        open_regular(tmp_path / "absent.whl", "wheel")
+    assert str(err.value) == (
+        f"cannot read wheel {tmp_path / 'absent.whl'}: No such file or directory"
+    )
+    with pytest.raises(UnsafePathError, match=r"^cannot read wheel .*null"):
+        open_regular(Path(f"{tmp_path}/a\0b.whl"), "wheel")
+
+
+def test_a_path_outside_the_root_is_refused_before_writing(tmp_path: Path) -> None:
+    root = tmp_path / "store"
+    root.mkdir()
+    with pytest.raises(aw.OutputPathError, match="is not inside"):
+        aw.atomic_write_text(tmp_path / "elsewhere" / "out.json", "{}", root=root)
+    assert not (tmp_path / "elsewhere").exists()
+
+
+def test_a_character_device_output_is_named_a_device_and_left_alone() -> None:
+    with pytest.raises(aw.OutputPathError, match=rf"^{os.devnull} is a device;"):
+        aw.atomic_write_text(Path(os.devnull), "x")
+    assert stat.S_ISCHR(os.lstat(os.devnull).st_mode)
