@@ -35,6 +35,12 @@ def env_for(plan: Plan) -> EnvironmentInput:
     return EnvironmentInput("default", Path("/envs/default"), meta)
 
 
+def newest_linux_driver(kb: KnowledgeBase) -> str:
+    """What the newest toolkit of the knowledge base needs on Linux (a new toolkit moves it)."""
+    newest = max(kb.toolkits.values(), key=lambda t: version_key(t.version))
+    return newest.min_driver_linux
+
+
 def machine(kb: KnowledgeBase, gpu: str | None, driver: str | None) -> Machine:
     return describe_machine(kb, gpu=gpu, driver=driver, os_name="linux", arch=None)
 
@@ -268,7 +274,8 @@ def test_an_unreadable_driver_version_gives_no_max_cuda(kb: KnowledgeBase) -> No
 
 def test_the_summary_recommends_a_driver_for_gpu_machines_only(kb: KnowledgeBase) -> None:
     with_gpu = machine_summary(kb, machine(kb, "GeForce RTX 3090", "535.183.01"))
-    assert with_gpu["recommended_driver"].startswith("install NVIDIA driver ≥ 610.43.02")
+    newest = newest_linux_driver(kb)
+    assert with_gpu["recommended_driver"].startswith(f"install NVIDIA driver ≥ {newest}")
     assert machine_summary(kb, machine(kb, None, None))["recommended_driver"] is None
 
 
@@ -319,9 +326,10 @@ def test_the_driver_finding_offers_the_newest_driver_only_when_older(kb: Knowled
         (found,) = [f for f in d.machine_findings if f.code == "driver"]
         return found.fix
 
+    newest = newest_linux_driver(kb)
     (fix,) = driver_fix("535.183.01")
-    assert fix.startswith("optional, for the newest builds: install NVIDIA driver ≥ 610.43.02")
-    assert driver_fix("615.10") == ()
+    assert fix.startswith(f"optional, for the newest builds: install NVIDIA driver ≥ {newest}")
+    assert driver_fix(f"{int(newest.split('.')[0]) + 5}.10") == ()
 
 
 def test_native_windows_gets_the_windows_driver_numbers(kb: KnowledgeBase) -> None:
@@ -332,7 +340,7 @@ def test_native_windows_gets_the_windows_driver_numbers(kb: KnowledgeBase) -> No
 
 
 def test_a_driver_at_the_newest_minimum_gets_no_upgrade_hint(kb: KnowledgeBase) -> None:
-    d = diagnose(machine(kb, "GeForce RTX 3090", "610.43.02"), kb, [], {})
+    d = diagnose(machine(kb, "GeForce RTX 3090", newest_linux_driver(kb)), kb, [], {})
     (found,) = [f for f in d.machine_findings if f.code == "driver"]
     assert found.fix == ()
 
