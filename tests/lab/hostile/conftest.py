@@ -1,28 +1,15 @@
 """Hostile-input tests (the threat-model suite, `pytest -m hostile`): crafted lockfiles and
-outputs, local repositories, a private store."""
+outputs, local repositories, a private store that trusts nothing."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from installrepos import InstallRepos, build_install_repos
-from isolation import isolate_store
+from store_fixtures import hostile_store, install_repos
 
-
-@pytest.fixture(scope="session")
-def install_repos(tmp_path_factory: pytest.TempPathFactory) -> InstallRepos:
-    return build_install_repos(tmp_path_factory.mktemp("install-repos"))
-
-
-@pytest.fixture(autouse=True)
-def private_store(
-    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    isolate_store(monkeypatch, tmp_path, tmp_path_factory)
+__all__ = ["hostile_store", "install_repos"]
 
 
 @pytest.fixture(autouse=True)
 def private() -> None:
-    """The lab tests' own isolation (tests/lab/conftest.py) gives way to private_store above."""
+    """The lab tests' own isolation (tests/lab/conftest.py) gives way to hostile_store."""
