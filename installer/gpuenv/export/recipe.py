@@ -108,13 +108,9 @@ def copy_wheels(locked: LockedEnvironment, wheelhouse: Path, context: Path) -> l
 
 
 def _check_hash(path: Path, expected: str) -> None:
-    import hashlib
+    from gpuenv.fs.file_hash import file_sha256
 
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    if digest.hexdigest() != expected:
+    if file_sha256(path) != expected:
         raise ExportError(
             f"{path} does not match the lockfile's sha256 {expected}: the wheelhouse holds"
             " another file; fill it again with `gpuenv fetch`"

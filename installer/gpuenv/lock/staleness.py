@@ -86,8 +86,10 @@ def stale_causes(locked: LockedEnvironment, plan: Plan) -> list[str]:
 def _extra_packages(old: Plan, new: Plan) -> str:
     """The packages locked beside the frameworks that were added (+) or dropped (-): those of
     the pip part that name no framework of either plan."""
-    from packaging.requirements import InvalidRequirement, Requirement
+    from packaging.requirements import InvalidRequirement
     from packaging.utils import canonicalize_name
+
+    from gpuenv.resolve.packages import project_name
 
     frameworks = {canonicalize_name(n) for n in (*old.frameworks, *new.frameworks)}
 
@@ -95,7 +97,7 @@ def _extra_packages(old: Plan, new: Plan) -> str:
         out = set()
         for pip in plan.pip:
             try:
-                name = canonicalize_name(Requirement(pip.requirement).name)
+                name = project_name(pip.requirement)
             except InvalidRequirement:
                 continue
             if name not in frameworks:

@@ -11,13 +11,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 
 from gpuenv.envs.errors import InstallError
 from gpuenv.envs.store import store_root
+from gpuenv.lock.plan_fields import PYTHON_VERSION
 
 if TYPE_CHECKING:
     from gpuenv.index.config import IndexConfig
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
     from gpuenv.setup.options import SetupOptions
 
 MAX_RECORD_BYTES = 4 << 20  # a record is a few kB; a huge one is not setup's
-_PYTHON = re.compile(r"[0-9]{1,2}\.[0-9]{1,3}")  # ASCII: \d also matches other digits
 
 
 class SetupRecordError(InstallError):
@@ -85,7 +84,7 @@ class SetupRecord:
             frameworks=_requirements(data.get("frameworks")),
             packages=_requirements(data.get("packages")),
             jupyter=data.get("jupyter") is True,
-            python=python if isinstance(python, str) and _PYTHON.fullmatch(python) else None,
+            python=python if isinstance(python, str) and PYTHON_VERSION.fullmatch(python) else None,
             no_gpu=data.get("no_gpu") is True,
             require_gpu=data.get("require_gpu") is True,
             allow_cpu_fallback=data.get("allow_cpu_fallback") is True,
