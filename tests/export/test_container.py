@@ -121,6 +121,7 @@ def test_export_refuses_a_tampered_wheelhouse(lockfile: Path, tmp_path: Path) ->
 def test_without_a_wheelhouse_every_line_carries_its_hash(lockfile: Path, tmp_path: Path) -> None:
     done = _export(lockfile, tmp_path / "ctx")
     assert done.returncode == 0, done.stderr
+    assert "note: no --base given: built on python:3." in done.stderr
     lines = [
         line
         for line in (tmp_path / "ctx" / "gpuenv-requirements.txt").read_text().splitlines()

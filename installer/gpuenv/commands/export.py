@@ -57,7 +57,11 @@ def export_command(
         return
     if lockfile is None or name is not None:
         raise click.UsageError(f"--to {target} exports a lockfile: give LOCKFILE, not --name")
-    written = build.write_container(lockfile, target, output, wheelhouse=wheelhouse, base=base)
+    written, image = build.write_container(
+        lockfile, target, output, wheelhouse=wheelhouse, base=base
+    )
+    if base is None:  # an assumption: said, as every other one
+        echo(f"note: no --base given: built on {image}, for the plan's Python", err=True)
     tool = "docker build" if target == "dockerfile" else "apptainer build IMAGE.sif"
     _said(as_json, written, f"{tool} {output if target == 'dockerfile' else output / 'gpuenv.def'}")
 

@@ -8,8 +8,9 @@ from typing import Optional
 
 def write_container(
     lockfile: Path, target: str, context: Path, *, wheelhouse: Optional[Path], base: Optional[str]
-) -> list[Path]:
-    """The build context for `target` (dockerfile | apptainer) in `context`: what was written."""
+) -> tuple[list[Path], str]:
+    """The build context for `target` (dockerfile | apptainer) in `context`: what was written,
+    and the base image it builds on."""
     from gpuenv.export import apptainer, dockerfile
     from gpuenv.export.recipe import copy_wheels, recipe_of, write_context
     from gpuenv.lock.load import load_locked
@@ -25,7 +26,7 @@ def write_container(
     if wheelhouse is not None:
         copy_wheels(locked, wheelhouse, context)
         written.append(context / "wheels")
-    return written
+    return written, image
 
 
 def write_lmod(name: str, output: Path) -> None:
