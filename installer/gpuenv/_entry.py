@@ -15,9 +15,15 @@ INTERRUPTED_EXIT = 130  # 128 + SIGINT, what shells report for a command stopped
 
 def main() -> None:
     try:
+        from gpuenv import dataclass_code
+
+        dataclass_code.install()  # before the first record class: see its docstring
         from gpuenv.cli import main as cli_main
 
-        cli_main()
+        try:
+            cli_main()
+        finally:
+            dataclass_code.save()
     except KeyboardInterrupt:
         try:
             sys.stderr.write("gpuenv: interrupted\n")

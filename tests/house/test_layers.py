@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parents[2] / "installer" / "gpuenv"
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "versions", "_lazy", "gpuenv", "output", "fs"),
-    ("cache", "conda", "uv"),
+    ("cache", "conda", "uv", "dataclass_code"),
     ("index", "machine"),
     ("recipes",),
     ("detect", "machine.describe", "resolve"),

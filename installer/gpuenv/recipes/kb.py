@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
 from gpuenv.machine import cc_tuple
+from gpuenv.recipes.deferred import DeferredMapping, Pickled
 from gpuenv.recipes.gpu_names import GpuMatch, GpuNames
 from gpuenv.recipes.model import (
     Build,
@@ -26,13 +28,16 @@ from gpuenv.recipes.model import (
 )
 from gpuenv.versions import major_minor, version_key
 
+# The GPU records and their name tables (half the knowledge base): only naming a GPU reads them.
+_GPU_TABLES = ("gpus", "names")
+
 
 @dataclass
 class KnowledgeBase:
     """The whole knowledge base (`recipes/`), loaded, with its GPU look-up tables."""
 
     root: Path
-    frameworks: dict[str, Framework]
+    frameworks: Mapping[str, Framework]  # a DeferredMapping once unpickled
     cuda_majors: dict[int, CudaMajor]
     toolkits: dict[str, Toolkit]
     generations: tuple[Generation, ...]
@@ -59,6 +64,30 @@ class KnowledgeBase:
                 # the first row wins; `recipes check` reports a package in two rows
                 by_package.setdefault(canonical_name(package), library.name)
         self._library_by_package = by_package
+
+    # --- pickled in parts (gpuenv.recipes.deferred): a command unpickles what it reads ---
+    def __getstate__(self) -> dict[str, object]:
+        state = {k: v for k, v in self.__dict__.items() if k not in _GPU_TABLES}
+        state.pop("_deferred", None)
+        # together, so that the name tables hold the very records of `gpus`
+        state["_gpu_tables"] = Pickled.of(tuple(getattr(self, name) for name in _GPU_TABLES))
+        if not isinstance(self.frameworks, DeferredMapping):
+            state["frameworks"] = DeferredMapping.of(self.frameworks)
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        state = dict(state)
+        self.__dict__["_deferred"] = state.pop("_gpu_tables")
+        self.__dict__.update(state)
+
+    def __getattr__(self, name: str) -> object:
+        # called only for attributes not set: the GPU tables, unpickled on first use
+        deferred = self.__dict__.get("_deferred")
+        if name not in _GPU_TABLES or not isinstance(deferred, Pickled):
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        self.__dict__.update(zip(_GPU_TABLES, deferred.load()))
+        del self.__dict__["_deferred"]
+        return self.__dict__[name]
 
     # --- NVIDIA's CUDA library wheels ------------------------------------------------------
     def library_of(self, package: str) -> Optional[str]:

@@ -5,14 +5,16 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Optional
 
-from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
 from gpuenv.errors import DATA_EXIT, GpuenvError
+from gpuenv.versions import in_specifier
 
 
+@lru_cache(maxsize=4096)  # the resolver asks for the same NVIDIA package names many times
 def canonical_name(name: str) -> str:
     """A project name as PEP 503 compares it (packaging's canonicalize_name, without importing
     packaging.utils, which brings packaging.tags and subprocess onto resolve's path)."""
@@ -140,7 +142,7 @@ class KnownBroken:
             release.framework == self.framework
             and build.variant in self.variants
             and any(p in self.platforms for p in build.platforms)
-            and SpecifierSet(self.versions).contains(release.version, prereleases=True)
+            and in_specifier(self.versions, release.version)
         )
 
 

@@ -162,9 +162,10 @@ def _exclude_newer(kb: KnowledgeBase, chosen: Sequence[Candidate]) -> Optional[s
     """An old stack's dependencies are locked as of its era: the newest chosen release's date
     plus a grace period for its companions' patch releases. A stack with a current release
     gets no cut-off: current releases want current dependencies."""
-    newest = {name: fw.releases[0].version for name, fw in kb.frameworks.items() if fw.releases}
-    if any(c.release.version == newest.get(c.framework) for c in chosen):
-        return None
+    for c in chosen:  # only the chosen frameworks' tables: the others stay unpickled
+        releases = kb.frameworks[c.framework].releases
+        if releases and c.release.version == releases[0].version:
+            return None
     dates = [c.release.released for c in chosen if c.release.released]
     if not dates:
         return None

@@ -1,0 +1,96 @@
+"""The compiled methods of gpuenv's dataclasses, kept between runs as Python keeps bytecode.
+
+Python makes each dataclass's `__init__`, `__repr__`, `__eq__`, `__hash__` (and a frozen one's
+`__setattr__` and `__delattr__`) by compiling source text when the class is defined. gpuenv's
+records are frozen dataclasses, so every command compiled some 200 such functions at start-up:
+18 ms of `gpuenv resolve`, more than resolving takes. The text is the same on every run, so
+the command line keeps its compiled form in gpuenv's cache (`code/`): `dataclasses`' own call
+to `exec` gets the code compiled before instead of the text (the same text compiles to the same
+code, so the classes are the same). Only the `gpuenv` program does this (`_entry`), never an
+importer of gpuenv's library; a cache entry that is not the user's own or not valid is ignored,
+as the pickled knowledge base is (fs.private_read: marshalled code runs when it is called).
+"""
+
+from __future__ import annotations
+
+import builtins
+import dataclasses
+import marshal
+import sys
+import types
+from typing import Any, Optional
+
+KIND = "code"
+# the marshal format and the compiler's output are one interpreter build's own
+NAME = f"dataclasses-{sys.implementation.cache_tag}-{sys.hexversion:x}.marshal"
+MAX_BYTES = 8 << 20  # ~250 functions are ~150 kB; a far larger file is not one gpuenv wrote
+MAX_ENTRIES = 4096  # every command's classes and then some: more means texts nobody repeats
+
+_compiled: dict[str, types.CodeType] = {}
+_added = False
+
+
+def _exec(
+    source: Any, globals: Optional[dict[str, Any]] = None, locals: Optional[Any] = None, /
+) -> None:
+    """exec() as `dataclasses` calls it, reusing the compiled code of a text seen before."""
+    global _added
+    if isinstance(source, str):
+        code = _compiled.get(source)
+        if code is None:
+            # dont_inherit: compiled as exec() in `dataclasses` compiles it (no __future__
+            # flags there), not with this module's `annotations`
+            code = compile(source, "<string>", "exec", dont_inherit=True)
+            if len(_compiled) < MAX_ENTRIES:
+                _compiled[source] = code
+                _added = True
+        source = code
+    builtins.exec(source, globals, locals)
+
+
+def install() -> None:
+    """Hand `dataclasses` the cached code from now on (classes defined after this call)."""
+    _compiled.update(_read())
+    dataclasses.exec = _exec  # type: ignore[attr-defined]  # found before the builtin
+
+
+def uninstall() -> None:
+    if getattr(dataclasses, "exec", None) is _exec:
+        del dataclasses.exec  # type: ignore[attr-defined]
+
+
+def save() -> None:
+    """Write the cache if this run compiled texts it did not hold; never fails the command."""
+    if not _added:
+        return
+    from gpuenv import cache
+    from gpuenv.fs.atomic_write import OutputPathError, atomic_write_bytes
+
+    try:
+        folder = cache.kind_dir(KIND)
+        entries = {**_read(), **_compiled}
+        if len(entries) > MAX_ENTRIES:
+            entries = dict(_compiled)
+        atomic_write_bytes(
+            folder / NAME, marshal.dumps(entries), root=cache.cache_dir(), mode=0o600
+        )
+    except (OSError, ValueError, cache.CacheError, OutputPathError):
+        pass  # a read-only home or a planted link: the next run compiles again, that is all
+
+
+def _read() -> dict[str, types.CodeType]:
+    from gpuenv import cache
+    from gpuenv.fs.private_read import read_private
+
+    try:
+        raw, _why = read_private(cache.cache_dir() / KIND, NAME, MAX_BYTES)
+        loaded = marshal.loads(raw) if raw is not None else {}
+    except (OSError, ValueError, EOFError, TypeError):
+        return {}
+    if not isinstance(loaded, dict):
+        return {}
+    return {
+        text: code
+        for text, code in loaded.items()
+        if isinstance(text, str) and isinstance(code, types.CodeType)
+    }
