@@ -22,6 +22,15 @@ if str(REPO / "tests" / "support") not in sys.path:
 os.environ["GPUENV_COLUMNS"] = "0"
 
 
+@pytest.fixture(autouse=True)
+def _hosts_given_up_are_per_run() -> None:
+    """A host gpuenv gave up on is not tried again in the same run (gpuenv.index.retry): one
+    test's dead host must not be given up on in the next test's run, in this process."""
+    from gpuenv.index import retry
+
+    retry._given_up.clear()
+
+
 @pytest.fixture(scope="session")
 def kb() -> KnowledgeBase:
     return load_knowledge_base()

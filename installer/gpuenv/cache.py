@@ -138,7 +138,17 @@ TAG_TEXT = (
 # What gpuenv writes here (artifacts: checked copies of file:// conda packages; rattler:
 # py-rattler's package cache; recipes: the parsed knowledge base; index-probe: what an index
 # said it has). `cache clean` removes these and nothing else.
-KNOWN_KINDS = frozenset({"artifacts", "rattler", "recipes", "index-probe", "wheel-records"})
+KNOWN_KINDS = frozenset(
+    {
+        "artifacts",
+        "rattler",
+        "recipes",
+        "index-probe",
+        "wheel-records",
+        "code",  # dataclass_code
+        "lock-requests",  # lock.last_request
+    }
+)
 
 
 class CacheError(GpuenvError):

@@ -59,6 +59,12 @@ def uninstall() -> None:
         del dataclasses.exec  # type: ignore[attr-defined]
 
 
+def forget() -> None:
+    """Write nothing at exit (`gpuenv cache clean` leaves an empty cache)."""
+    global _added
+    _added = False
+
+
 def save() -> None:
     """Write the cache if this run compiled texts it did not hold; never fails the command."""
     if not _added:

@@ -64,6 +64,10 @@ def clean_command(dry_run: bool, as_json: bool) -> None:
     from gpuenv.cache import cache_dir, clean_cache
 
     freed = clean_cache(dry_run=dry_run)
+    if not dry_run:
+        from gpuenv import dataclass_code
+
+        dataclass_code.forget()  # not written again as this command exits
     if as_json:
         context = click.get_current_context()
         emit_result(context, path=str(cache_dir()), dry_run=dry_run, freed_bytes=freed)

@@ -189,10 +189,15 @@ def _get(url: str, headers: dict[str, str], timeout: float) -> Any:
 
     from gpuenv.index import retry
 
+    why = retry.given_up(url)
+    if why is not None:
+        raise requests.ConnectionError(f"{why} (not tried again in this run)")
     for attempt in range(1, retry.ATTEMPTS + 1):
         try:
             response = _bounded_get(url, headers, timeout)
         except (requests.ConnectionError, requests.Timeout) as exc:
+            if attempt == retry.ATTEMPTS:
+                retry.give_up_on(url, str(exc))
             if attempt == retry.ATTEMPTS or unknown_host(exc):
                 raise
         else:

@@ -75,6 +75,23 @@ def test_a_dropped_connection_is_retried(calls: list[str], monkeypatch: pytest.M
     assert len(calls) == retry.ATTEMPTS
 
 
+def test_a_host_that_failed_every_try_is_not_tried_again_in_the_run(
+    calls: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    error = requests.ConnectionError(ConnectionRefusedError(111, "Connection refused"))
+    monkeypatch.setattr(requests, "get", _failing_get(calls, error))
+    with pytest.raises(requests.ConnectionError):
+        simple_index.project_files(URL, "jax", timeout=1)
+    assert len(calls) == retry.ATTEMPTS
+    with pytest.raises(requests.ConnectionError, match=r"Connection refused.*not tried again"):
+        simple_index.project_files(URL, "jaxlib", timeout=1)
+    assert len(calls) == retry.ATTEMPTS  # jaxlib's page was not asked for
+    other = URL.replace("index.example.invalid", "mirror.example.invalid")
+    with pytest.raises(requests.ConnectionError):
+        simple_index.project_files(other, "jaxlib", timeout=1)
+    assert len(calls) == 2 * retry.ATTEMPTS  # another host is asked as usual
+
+
 def test_an_unknown_host_of_a_find_links_page_is_asked_once(
     calls: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
