@@ -131,6 +131,21 @@ def _timed(cmd: list[str], env: dict[str, str]) -> tuple[float, str]:
     return elapsed, done.stderr
 
 
+def _lock_together(lab: Path, env: dict[str, str], row: LabRow) -> None:
+    elapsed, stderr = _timed([*GPUENV, "-v", "lock", "--lab", str(lab)], env)
+    row.lab.append(elapsed)
+    row.uv_runs = _uv_runs(stderr)
+
+
+def _lock_one_by_one(lab: Path, names: list[str], env: dict[str, str], row: LabRow) -> None:
+    total, runs = 0.0, 0
+    for name in names:
+        elapsed, stderr = _timed([*GPUENV, "-v", "lock", "--lab", str(lab), "--class", name], env)
+        total, runs = total + elapsed, runs + _uv_runs(stderr)
+    row.separate.append(total)
+    row.uv_runs_separate = runs
+
+
 def lab_rows(work: Path, env: dict[str, str], rounds: int) -> list[LabRow]:
     rows = []
     for n in SIZES:
@@ -139,24 +154,12 @@ def lab_rows(work: Path, env: dict[str, str], rounds: int) -> list[LabRow]:
         row = LabRow(n, [], [], 0, 0)
         _timed([*GPUENV, "lock", "--lab", str(lab)], env)  # warm: uv's cache, the probe cache
         for r in range(rounds):
-
-            def together() -> None:
-                elapsed, stderr = _timed([*GPUENV, "-v", "lock", "--lab", str(lab)], env)
-                row.lab.append(elapsed)
-                row.uv_runs = _uv_runs(stderr)
-
-            def one_by_one() -> None:
-                total, runs = 0.0, 0
-                for name in names:
-                    elapsed, stderr = _timed(
-                        [*GPUENV, "-v", "lock", "--lab", str(lab), "--class", name], env
-                    )
-                    total, runs = total + elapsed, runs + _uv_runs(stderr)
-                row.separate.append(total)
-                row.uv_runs_separate = runs
-
-            for step in (together, one_by_one) if r % 2 == 0 else (one_by_one, together):
-                step()
+            if r % 2 == 0:
+                _lock_together(lab, env, row)
+                _lock_one_by_one(lab, names, env, row)
+            else:
+                _lock_one_by_one(lab, names, env, row)
+                _lock_together(lab, env, row)
             print(f"  lock --lab, {n} classes: round {r + 1}/{rounds}", file=sys.stderr)
         rows.append(row)
     return rows
@@ -171,6 +174,16 @@ class FleetRow:
     wheelhouse_seconds: float
 
 
+def _host(env: dict[str, str], home: Path) -> dict[str, str]:
+    """One host of the fleet: its own store and caches (nothing shared with the others)."""
+    return {
+        **env,
+        "GPUENV_HOME": str(home / "gpuenv"),
+        "GPUENV_CACHE_DIR": str(home / "cache"),
+        "UV_CACHE_DIR": str(home / "uv-cache"),
+    }
+
+
 def fleet_rows(work: Path, repos_root: Path, env: dict[str, str]) -> list[FleetRow]:
     rows = []
     with counting_server(repos_root) as counter:
@@ -178,35 +191,59 @@ def fleet_rows(work: Path, repos_root: Path, env: dict[str, str]) -> list[FleetR
         lock = work / "pylock.fleet.toml"
         base = {**env, "PIP_INDEX_URL": index}
         output(
-            [*GPUENV, "lock", "jax<0.4.32", "--no-gpu", "--os", "linux", "--arch", "x86_64",
-             "--format", "pylock", "--exclude-newer", "none", "-o", str(lock)],
+            [
+                *GPUENV,
+                "lock",
+                "jax<0.4.32",
+                "--no-gpu",
+                "--os",
+                "linux",
+                "--arch",
+                "x86_64",
+                "--format",
+                "pylock",
+                "--exclude-newer",
+                "none",
+                "-o",
+                str(lock),
+            ],
             base,
         )
         for n in HOSTS:
             fleet = work / f"fleet-{n}"
-
-            def host(i: int, route: str) -> dict[str, str]:
-                home = fleet / route / f"host-{i}"
-                return {**base, "GPUENV_HOME": str(home / "gpuenv"),
-                        "GPUENV_CACHE_DIR": str(home / "cache"),
-                        "UV_CACHE_DIR": str(home / "uv-cache")}
-
             counter.sent = 0
             start = time.perf_counter()
             for i in range(n):
-                run([*GPUENV, "install", str(lock), "--name", "lab", "--no-smoke-test"],
-                    host(i, "each"))
+                run(
+                    [*GPUENV, "install", str(lock), "--name", "lab", "--no-smoke-test"],
+                    _host(base, fleet / "each" / f"host-{i}"),
+                )
             each_seconds, each_bytes = time.perf_counter() - start, counter.sent
 
             counter.sent = 0
             start = time.perf_counter()
             wheelhouse = fleet / "wheelhouse"
-            controller = {**base, "UV_CACHE_DIR": str(fleet / "controller-uv-cache"),
-                          "GPUENV_CACHE_DIR": str(fleet / "controller-cache")}
+            controller = {
+                **base,
+                "UV_CACHE_DIR": str(fleet / "controller-uv-cache"),
+                "GPUENV_CACHE_DIR": str(fleet / "controller-cache"),
+            }
             run([*GPUENV, "fetch", str(lock), "-d", str(wheelhouse)], controller)
             for i in range(n):
-                run([*GPUENV, "install", str(lock), "--name", "lab", "--no-smoke-test",
-                     "--offline", "--from", str(wheelhouse)], host(i, "wheelhouse"))
+                run(
+                    [
+                        *GPUENV,
+                        "install",
+                        str(lock),
+                        "--name",
+                        "lab",
+                        "--no-smoke-test",
+                        "--offline",
+                        "--from",
+                        str(wheelhouse),
+                    ],
+                    _host(base, fleet / "wheelhouse" / f"host-{i}"),
+                )
             rows.append(
                 FleetRow(n, each_bytes, each_seconds, counter.sent, time.perf_counter() - start)
             )
