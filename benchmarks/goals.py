@@ -86,8 +86,10 @@ def main() -> None:
         (work / "install").mkdir()
         rows = cli_bench.rows(rounds(20))
         rows += lock_bench.rows(work / "lock", jax_index, rounds(10))
+        rows += lock_bench.rows(work / "lock-cold", jax_index, rounds(6), cold=True)
         if args.default_index and not quick:
             rows += lock_bench.rows(work / "lock-default", None, rounds(10))
+            rows += lock_bench.rows(work / "lock-default-cold", None, rounds(6), cold=True)
             rows += lock_bench.rows(
                 work / "lock-default-tf", None, rounds(6), case=lock_bench.TENSORFLOW_WSL2
             )

@@ -157,7 +157,7 @@ def rows(work: Path, stack: Stack, rounds: int, python: str = PY) -> list[Row]:
             f"setup, warm caches ({stack.framework} CPU)",
             "gpuenv setup --lab LAB --name N",
             f"`uv venv` + `uv pip install {stack.framework}` + import/matmul check",
-            goal_ratio=1.3,
+            goal_ratio=1.1,
         ),
         bench.gpuenv_setup,
         bench.uv_setup,

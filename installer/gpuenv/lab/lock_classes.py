@@ -65,32 +65,34 @@ def lock_classes(
 ) -> list[ClassOutcome]:
     """Each named class (every class when none is named), in order, each once."""
     from gpuenv.errors import exit_code
+    from gpuenv.lock.pypi import shared_answers
 
     names = dict.fromkeys(class_names)
     classes = [lab.find_class(n) for n in names] if names else list(lab.classes)
     outcomes = []
-    for cls in classes:
-        options = _options(lab, cls, indexes, channels)
-        fallen: list[str] = []
-        try:
-            if check:
-                outcome = _check_class(lab, cls, options, kb, switches)
-            else:
-                outcome = _lock_class(lab, cls, options, kb, indexes, switches, fallen)
-        except Exception as exc:
-            status = exit_code(exc)
-            if status is None:
-                raise
-            outcome = ClassOutcome(
-                cls.name,
-                "failed",
-                options.output,
-                str(exc),
-                fallback=tuple(fallen),
-                exit_status=status or 1,
-            )
-        done(outcome)
-        outcomes.append(outcome)
+    with shared_answers():  # classes with one pip request share one uv run
+        for cls in classes:
+            options = _options(lab, cls, indexes, channels)
+            fallen: list[str] = []
+            try:
+                if check:
+                    outcome = _check_class(lab, cls, options, kb, switches)
+                else:
+                    outcome = _lock_class(lab, cls, options, kb, indexes, switches, fallen)
+            except Exception as exc:
+                status = exit_code(exc)
+                if status is None:
+                    raise
+                outcome = ClassOutcome(
+                    cls.name,
+                    "failed",
+                    options.output,
+                    str(exc),
+                    fallback=tuple(fallen),
+                    exit_status=status or 1,
+                )
+            done(outcome)
+            outcomes.append(outcome)
     return outcomes
 
 

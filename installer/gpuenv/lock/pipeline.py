@@ -3,6 +3,7 @@ is still what these inputs would make (`--check`)."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -13,7 +14,7 @@ from gpuenv.index.config import IndexConfig, user_index_config
 from gpuenv.lock.conda import DEFAULT_CHANNELS
 from gpuenv.lock.errors import LockError
 from gpuenv.lock.names import PYLOCK, check_output
-from gpuenv.lock.pypi import PipCompile, pip_request
+from gpuenv.lock.pypi import PipCompile, PipLock, keep_answer, pip_request, shared_answer
 from gpuenv.resolve.plan import Plan
 
 # What only writing a lockfile needs is imported where it is used, so that `gpuenv lock` has
@@ -116,6 +117,11 @@ def start_pip_lock(plan: Plan, options: LockOptions) -> Optional[PipCompile]:
         return None
 
 
+def _result(started: Optional[PipCompile]) -> PipLock:
+    assert started is not None  # lock_plan starts one when no answer is shared
+    return started.result()
+
+
 def lock_plan(
     plan: Plan,
     options: LockOptions,
@@ -152,22 +158,26 @@ def lock_plan(
         if started is not None:
             started.cancel()
         raise
-    if started is None or started.request != request:
-        if started is not None:  # the probe changed the plan's pip part: lock what it allows
+    answered = shared_answer(request)  # another class of this lab lock made the same request
+    if started is not None and (answered is not None or started.request != request):
+        started.cancel()
+        if answered is None:  # the probe changed the plan's pip part: lock what it allows
             from gpuenv.output import debug
 
-            started.cancel()
             debug("the index probe changed the plan: uv runs again on the plan it allows")
+        started = None
+    if answered is None and started is None:
         started = PipCompile(request, plan)
-    with started:
+    with started if started is not None else contextlib.nullcontext():
         try:
             conda: list[CondaArtifact] = solve_conda(plan, channels=options.channels)
             failed: Optional[Exception] = None
         except Exception as exc:  # uv's failure is told first, as when uv ran alone first
             conda, failed = [], exc
-        pip_lock = started.result()
+        pip_lock = answered if answered is not None else _result(started)
         if failed is not None:
             raise failed
+    keep_answer(request, pip_lock)
     pip = pip_lock.artifacts
     refuse_foreign_files(pip, indexes)  # uv's answer: only files the user's locations offered
     unchecked = _refuse_overlapping_wheels(pip)

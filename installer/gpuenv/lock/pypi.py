@@ -12,6 +12,7 @@ import json
 import re
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -116,6 +117,33 @@ def pip_request(
         routed=tuple(routed.items()),
         sources=", ".join(indexes.all_indexes() + tuple(routed.values())) or "the default index",
     )
+
+
+# uv's answers to the requests of one lab lock (`shared_answers`): classes whose pip part is the
+# same request (an RTX 3090 and an A6000 class get one plan) are locked by one uv run
+_shared: Optional[dict[PipRequest, PipLock]] = None
+
+
+@contextlib.contextmanager
+def shared_answers() -> Iterator[None]:
+    """Within this block, a request uv answered once is answered from that answer: two equal
+    requests get the same answer (PipRequest). Only for one command's run: an index changes
+    between runs."""
+    global _shared
+    outer, _shared = _shared, {} if _shared is None else _shared
+    try:
+        yield
+    finally:
+        _shared = outer
+
+
+def shared_answer(request: PipRequest) -> Optional[PipLock]:
+    return _shared.get(request) if _shared is not None else None
+
+
+def keep_answer(request: PipRequest, answer: PipLock) -> None:
+    if _shared is not None:
+        _shared[request] = answer
 
 
 class PipCompile:
