@@ -105,8 +105,10 @@ AREAS: dict[str, Area] = {
         ),
     ),
     "lock-probe": Area(
-        _in("lock", "availability", "fallback", "probe_cache", "staleness"),
+        _in("lock", "availability", "fallback", "probe_cache", "staleness", "last_request"),
         (
+            "tests/lock/test_last_request.py",
+            "tests/lock/hostile/test_last_request_files.py",
             "tests/lock/test_probe_guards.py",
             "tests/lock/test_fallback.py",
             "tests/lock/test_probe_cache.py",

@@ -24,6 +24,7 @@ from gpuenv.output.wrap import echo
 if TYPE_CHECKING:
     from gpuenv.index.config import IndexConfig
     from gpuenv.lock import LockOptions, LockResult
+    from gpuenv.lock.pypi import PipCompile
     from gpuenv.lock.session import SourcedLock
     from gpuenv.recipes import KnowledgeBase
     from gpuenv.resolve.plan import Plan
@@ -115,11 +116,14 @@ if TYPE_CHECKING:
 def lock_command(ctx: click.Context, /, **params: Any) -> None:
     """Lock REQUIREMENTS (torch, 'tensorflow>=2.11', jax) for a machine into a reproducible lockfile."""
     from gpuenv.index.config import user_index_config, with_indexes
+    from gpuenv.lock import last_request
     from gpuenv.lock.fallback import policy_for
     from gpuenv.recipes import load_knowledge_base
 
     args = _Args(**params)
     refuse_conflicts(args.requirements, args.lab_file, args.plan_file, args.class_names)
+    key = last_request.command_key(ctx.params)
+    guessed = last_request.start(key)  # uv on last time's request, before the knowledge base
     kb = load_knowledge_base()
     indexes = with_indexes(user_index_config(), args.extra_indexes)
     if args.lab_file is not None:
@@ -134,7 +138,13 @@ def lock_command(ctx: click.Context, /, **params: Any) -> None:
     output = _checked_output(args.output, args.fmt, args.portable)
     options = _lock_options(ctx, args, output, indexes)
     policy = policy_for(args.allow_cpu_fallback)
-    sourced, assumed_json = _planned(kb, indexes, options, args, policy)
+    try:
+        sourced, assumed_json = _planned(kb, indexes, options, args, policy, guessed)
+        last_request.remember(key, sourced.early, guessed)
+    except BaseException:
+        if guessed is not None:
+            guessed.cancel()
+        raise
     notes = [*indexes.notes, *sourced.notes]
     try:  # uv's early run never outlives the command
         if args.check:
@@ -259,22 +269,36 @@ def _lock_options(
     )
 
 
+def _saved_plan(path: Path, options: LockOptions, guessed: Optional[PipCompile]) -> SourcedLock:
+    """--plan: the saved plan, uv started on it (or on the guess, when it is its request)."""
+    from gpuenv.lock import start_pip_lock
+    from gpuenv.lock.plan_file import read_plan_file
+    from gpuenv.lock.session import SourcedLock
+
+    plan = read_plan_file(path)
+    return SourcedLock(plan, plan, early=start_pip_lock(plan, options, guessed))
+
+
 def _planned(
-    kb: KnowledgeBase, indexes: IndexConfig, options: LockOptions, args: _Args, policy: str
+    kb: KnowledgeBase,
+    indexes: IndexConfig,
+    options: LockOptions,
+    args: _Args,
+    policy: str,
+    guessed: Optional[PipCompile] = None,
 ) -> tuple[SourcedLock, dict[str, str]]:
     """The plan to lock (a saved one, or resolved, its assumptions said), and what the plan
     assumed of a described machine (for --json). Unless --check or --no-probe, the indexes are
-    asked what they publish while uv starts on the plan resolved as if all of them answered."""
+    asked what they publish while uv starts on the plan resolved as if all of them answered.
+    `guessed`: uv's run on this command line's last request, kept if it is this plan's."""
     from gpuenv.commands import assumed
+    from gpuenv.lock import start_pip_lock
     from gpuenv.lock.session import SourcedLock, probe_beside_uv
     from gpuenv.lock.targets import DEFAULT_GLIBC
     from gpuenv.resolve import DEFAULT_REQUIREMENTS, resolve
 
     if args.plan_file is not None:
-        from gpuenv.lock.plan_file import read_plan_file
-
-        plan = read_plan_file(args.plan_file)
-        return SourcedLock(plan, plan), {}
+        return _saved_plan(args.plan_file, options, guessed), {}
     machine_file, gpu, driver, os_name, arch = args.described
     machine = machine_from_options(
         kb, machine_file=machine_file, gpu=gpu, driver=driver, os_name=os_name, arch=arch
@@ -293,11 +317,22 @@ def _planned(
         arch=arch,
     )
     assumed.say(assumptions)
-    if args.check or args.no_probe:
+    if args.check:
         return SourcedLock(ideal, ideal), assumed.as_json(assumptions)
-    sourced = probe_beside_uv(
-        machine, reqs, ideal, kb, indexes, options, fallback=policy, **args.resolve_args()
-    )
+    if args.no_probe:
+        sourced = SourcedLock(ideal, ideal, early=start_pip_lock(ideal, options, guessed))
+    else:
+        sourced = probe_beside_uv(
+            machine,
+            reqs,
+            ideal,
+            kb,
+            indexes,
+            options,
+            fallback=policy,
+            guessed=guessed,
+            **args.resolve_args(),
+        )
     return sourced, assumed.as_json(assumptions)
 
 

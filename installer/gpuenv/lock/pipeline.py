@@ -97,12 +97,15 @@ def _refusal(plan: Plan, options: LockOptions) -> None:
         )
 
 
-def start_pip_lock(plan: Plan, options: LockOptions) -> Optional[PipCompile]:
+def start_pip_lock(
+    plan: Plan, options: LockOptions, guessed: Optional[PipCompile] = None
+) -> Optional[PipCompile]:
     """uv started on `plan`'s pip part now, for lock_plan to use if it locks the same pip part
     (`gpuenv lock` starts it on the plan resolved before the index probe answers, so uv and the
     probe run side by side). None when lock_plan would refuse these options, or uv does not
     start: lock_plan meets that again and says it, in its usual order. The caller cancels what
-    lock_plan did not use."""
+    lock_plan did not use. `guessed`: a run started before resolving (lock.last_request), kept
+    when its request is this plan's, stopped otherwise."""
     try:
         check_output_path(options.output)
         indexes = options.indexes or user_index_config()
@@ -112,9 +115,22 @@ def start_pip_lock(plan: Plan, options: LockOptions) -> Optional[PipCompile]:
             from gpuenv.lock.portability import configured_sources
 
             configured_sources(indexes)  # refused by lock_plan before uv runs
-        return PipCompile(pip_request(plan, indexes, exclude_newer), plan)
+        request = pip_request(plan, indexes, exclude_newer)
+        if guessed is not None and guessed.request == request:
+            return guessed.adopt(plan)
+        _drop(guessed)
+        return PipCompile(request, plan)
     except Exception:
+        _drop(guessed)
         return None
+
+
+def _drop(guessed: Optional[PipCompile]) -> None:
+    if guessed is not None:
+        from gpuenv.output import debug
+
+        guessed.cancel()
+        debug("this lock's request to uv differs from its last run's: uv runs on this one")
 
 
 def _result(started: Optional[PipCompile]) -> PipLock:

@@ -151,9 +151,11 @@ class PipCompile:
     `cancel()` (or leaving the `with` block without a result) stops it and removes its files.
     """
 
-    def __init__(self, request: PipRequest, plan: Plan) -> None:
+    def __init__(self, request: PipRequest, plan: Optional[Plan]) -> None:
         self.request = request
-        self._plan = plan  # for messages: its platform and Python are in the request
+        # for messages: its platform and Python are in the request. None: started on the
+        # request of an earlier run (lock.last_request) until a plan that makes it adopts it
+        self._plan = plan
         self._work: Optional[Path] = None
         self._cleanup = contextlib.ExitStack()
         self._process: Optional[subprocess.Popen[str]] = None
@@ -250,6 +252,11 @@ class PipCompile:
             process.communicate()  # reap it and close its pipes
         self._work = None
         self._cleanup.close()
+
+    def adopt(self, plan: Plan) -> PipCompile:
+        """This run, for `plan`, whose request it is."""
+        self._plan = plan
+        return self
 
     def __enter__(self) -> PipCompile:
         return self

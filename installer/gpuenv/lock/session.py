@@ -51,12 +51,15 @@ def probe_beside_uv(
     options: LockOptions,
     *,
     fallback: str,
+    guessed: Optional[PipCompile] = None,
     **resolve_args: Any,
 ) -> SourcedLock:
-    """uv started on `ideal`, then the probe; the early run is cancelled if the probe fails."""
+    """uv started on `ideal` (or `guessed`, a run started before resolving, when it is
+    `ideal`'s: lock.last_request), then the probe; the early run is cancelled if the probe
+    fails."""
     from gpuenv.lock import start_pip_lock
 
-    early = start_pip_lock(ideal, options)
+    early = start_pip_lock(ideal, options, guessed)
     try:
         # the probe and its HTTP client load while uv works, not before it starts
         from gpuenv.lock.availability import resolve_with_sources

@@ -1,0 +1,127 @@
+"""uv started before resolving, on the request the same `gpuenv lock` command line made last time.
+
+Before uv can start, gpuenv spends 50-80 ms on the interpreter, click, the knowledge base and
+resolving; uv's own work is 150-450 ms against the default index. The request a command line
+makes rarely changes from one run to the next (the lab admin's lock, check, relock loop), so
+`gpuenv lock` starts uv at once on the request its command line made last time, and keeps that
+run only when the request this run makes, once resolved, is exactly the same (PipRequest
+equality: the same request gets the same answer); otherwise it stops it and starts uv on the
+right one. A wrong guess costs a killed uv process, never a different lockfile.
+
+One request per command line (its parsed options and working folder, hashed) is kept in
+gpuenv's cache (`lock-requests/`), read only when it is the user's own (fs.private_read): a
+request names the program that runs.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Mapping
+from typing import Any, Optional
+
+from gpuenv.lock.pypi import PipCompile, PipRequest
+
+KIND = "lock-requests"
+MAX_BYTES = 1 << 20  # a request is a few kB: the requirements, constraints and index options
+
+
+def command_key(params: Mapping[str, Any]) -> str:
+    """One command line: its options as parsed, and the folder its relative paths start from."""
+    text = json.dumps([sorted(params.items()), os.getcwd()], default=str, sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def start(key: str) -> Optional[PipCompile]:
+    """uv started on this command line's last request; None when there is none (or uv could
+    not start: the lock starts it again in its usual order and says why)."""
+    request = _read(key)
+    if request is None:
+        return None
+    try:
+        return PipCompile(request, plan=None)
+    except Exception:
+        return None
+
+
+def remember(key: str, early: Optional[PipCompile], guessed: Optional[PipCompile]) -> None:
+    """Keep the request of this run's early uv run for the next run of the command line (not
+    written again when it is the one this run guessed); never fails the lock."""
+    if early is None or (guessed is not None and guessed.request == early.request):
+        return
+    request = early.request
+    from gpuenv import cache
+    from gpuenv.fs.atomic_write import OutputPathError, atomic_write_bytes
+
+    data = json.dumps(_to_json(request), sort_keys=True).encode()
+    try:
+        folder = cache.kind_dir(KIND)
+        atomic_write_bytes(folder / f"{key}.json", data, root=cache.cache_dir(), mode=0o600)
+    except (OSError, cache.CacheError, OutputPathError):
+        pass  # a read-only home or a planted link: the next lock starts uv after resolving
+
+
+def _to_json(request: PipRequest) -> dict[str, Any]:
+    return {
+        "uv": request.uv,
+        "project": request.project,
+        "constraints": request.constraints,
+        "options": list(request.options),
+        "index_args": list(request.index_args),
+        "cutoff": list(request.cutoff),
+        "exclude_newer": request.exclude_newer,
+        "requirements": list(request.requirements),
+        "routed": [list(pair) for pair in request.routed],
+        "sources": request.sources,
+    }
+
+
+def _strings(value: object) -> Optional[tuple[str, ...]]:
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return tuple(value)
+    return None
+
+
+def _from_json(data: object) -> Optional[PipRequest]:
+    """The request, or None for anything that is not exactly what _to_json writes."""
+    if not isinstance(data, dict):
+        return None
+    texts = [data.get(k) for k in ("uv", "project", "constraints", "sources")]
+    lists = [_strings(data.get(k)) for k in ("options", "index_args", "cutoff", "requirements")]
+    routed = data.get("routed")
+    pairs = [_strings(p) for p in routed] if isinstance(routed, list) else [None]
+    exclude_newer = data.get("exclude_newer")
+    if (
+        not all(isinstance(t, str) for t in texts)
+        or any(v is None for v in lists)
+        or any(p is None or len(p) != 2 for p in pairs)
+        or not (exclude_newer is None or isinstance(exclude_newer, str))
+        or not texts[0]  # no uv: an empty request is never started
+    ):
+        return None
+    uv, project, constraints, sources = (str(t) for t in texts)
+    options, index_args, cutoff, requirements = (v or () for v in lists)
+    return PipRequest(
+        uv=uv,
+        project=project,
+        constraints=constraints,
+        options=options,
+        index_args=index_args,
+        cutoff=cutoff,
+        exclude_newer=exclude_newer,
+        requirements=requirements,
+        routed=tuple((p[0], p[1]) for p in pairs if p is not None),
+        sources=sources,
+    )
+
+
+def _read(key: str) -> Optional[PipRequest]:
+    from gpuenv import cache
+    from gpuenv.fs.private_read import read_private
+
+    try:
+        raw, _why = read_private(cache.cache_dir() / KIND, f"{key}.json", MAX_BYTES)
+        return _from_json(json.loads(raw)) if raw is not None else None
+    except (OSError, ValueError):
+        return None

@@ -1,0 +1,89 @@
+"""`gpuenv lock` starts uv before resolving, on the request its command line made last time
+(lock.last_request), and keeps that run only when it is this run's request: a wrong guess
+costs a stopped uv process, and the lockfile is the one a lock without the guess writes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gpuenv.lock import last_request
+from localrepos import build_simple_index, build_wheel
+
+WIN311 = "cp311-cp311-win_amd64"
+FLAGS = ["jax", "--no-gpu", "--os", "windows", "--python", "3.11", "--exclude-newer", "none"]
+
+
+@pytest.fixture(scope="module")
+def two_indexes(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """Two indexes with the same jax: a lock from either plans the same, uv's request differs."""
+    root = tmp_path_factory.mktemp("last-request")
+    wheels = root / "wheels"
+    built = [
+        build_wheel(wheels, "numpy", "1.26.4", tag=WIN311),
+        build_wheel(wheels, "jax", "0.10.2", requires=["jaxlib==0.10.2", "numpy"]),
+        build_wheel(wheels, "jaxlib", "0.10.2", tag=WIN311, requires=["numpy"]),
+    ]
+    return build_simple_index(root / "a", built), build_simple_index(root / "b", built)
+
+
+def lock(folder: Path, index: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    """`gpuenv -v lock` run in `folder` (the command line is the same wherever it runs from)."""
+    return subprocess.run(
+        [sys.executable, "-m", "gpuenv", "-v", "lock", *FLAGS, *extra, "-o", "env.lock.yml"],
+        capture_output=True,
+        text=True,
+        cwd=folder,
+        env={**os.environ, "PIP_INDEX_URL": index, "PIP_CONFIG_FILE": os.devnull},
+        timeout=120,
+    )
+
+
+def uv_runs(result: subprocess.CompletedProcess[str]) -> int:
+    return sum(" pip compile " in line for line in result.stderr.splitlines())
+
+
+def body(path: Path) -> str:
+    """The lockfile without its header comments (they name the time it was made)."""
+    return "\n".join(line for line in path.read_text().splitlines() if not line.startswith("#"))
+
+
+def test_the_same_command_line_starts_uv_on_its_last_request(
+    tmp_path: Path, two_indexes: tuple[str, str]
+) -> None:
+    first = lock(tmp_path, two_indexes[0])
+    assert first.returncode == 0, first.stderr
+    assert uv_runs(first) == 1
+    stored = list((Path(os.environ["GPUENV_CACHE_DIR"]) / last_request.KIND).glob("*.json"))
+    assert stored and all((p.stat().st_mode & 0o077) == 0 for p in stored)
+    locked = body(tmp_path / "env.lock.yml")
+    again = lock(tmp_path, two_indexes[0])
+    assert again.returncode == 0, again.stderr
+    # one uv run, started before resolving: its command is logged before the plan's notes
+    assert uv_runs(again) == 1
+    lines = again.stderr.splitlines()
+    started = next(i for i, line in enumerate(lines) if " pip compile " in line)
+    noted = next(i for i, line in enumerate(lines) if line.startswith("note: no --arch"))
+    assert started < noted, again.stderr
+    assert body(tmp_path / "env.lock.yml") == locked
+
+
+def test_a_wrong_guess_is_stopped_and_the_lock_is_the_one_made_without_it(
+    tmp_path: Path, two_indexes: tuple[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a, b = two_indexes
+    assert lock(tmp_path, a).returncode == 0
+    guessed_wrong = lock(tmp_path, b)  # the same command line, another index: another request
+    assert guessed_wrong.returncode == 0, guessed_wrong.stderr
+    assert uv_runs(guessed_wrong) == 2
+    assert "differs from its last run's" in guessed_wrong.stderr
+    with_guess = body(tmp_path / "env.lock.yml")
+    monkeypatch.setenv("GPUENV_CACHE_DIR", str(tmp_path / "fresh-cache"))
+    (tmp_path / "env.lock.yml").unlink()
+    without = lock(tmp_path, b)
+    assert uv_runs(without) == 1
+    assert body(tmp_path / "env.lock.yml") == with_guess
