@@ -611,7 +611,8 @@ def _pytest_argv(area: Area) -> list[str]:
     return [*_PYTEST, *area.tests]
 
 
-_PYTEST = ["-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-m", "not network"]
+# one process per mutant run (-n 0): worker start-up would cost more than most areas' tests
+_PYTEST = ["-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-m", "not network", "-n", "0"]
 
 
 def _config(area: Area, work: Path, timeout: float) -> Path:

@@ -117,6 +117,26 @@ def test_unconfigured_default_is_uvs_own(home: dict[str, str]) -> None:
     assert f"<{got.rstrip('/')}>" in help_text
 
 
+@pytest.mark.parametrize("columns", ["40", "60"])
+def test_uvs_own_default_is_read_whatever_the_terminal_width(
+    home: dict[str, str], monkeypatch: pytest.MonkeyPatch, columns: str
+) -> None:
+    wide = default_index_url(home)
+    uv_builtin_default_index.cache_clear()
+    monkeypatch.setenv("COLUMNS", columns)  # uv wraps its help to it
+    assert default_index_url(home) == wide
+
+
+def test_a_default_stated_across_lines_is_read(tmp_path: Path) -> None:
+    fake = tmp_path / "uv"
+    fake.write_text(
+        "#!/bin/sh\necho '      --default-index <URL>   The index (by'\n"
+        "echo '                              default: <https://index.example/simple>)'\n"
+    )
+    fake.chmod(0o755)
+    assert uv_builtin_default_index(str(fake)) == "https://index.example/simple/"
+
+
 def test_uv_without_a_stated_default_is_an_actionable_error(tmp_path: Path) -> None:
     fake = tmp_path / "uv"
     fake.write_text("#!/bin/sh\necho 'no defaults here'\n")

@@ -273,8 +273,8 @@ def test_a_failure_after_uv_started_stops_it(
     started: list[tuple[PipCompile, subprocess.Popen[str]]] = []
     real_start = gpuenv.lock.start_pip_lock
 
-    def start(plan: Any, opts: LockOptions) -> Any:
-        run = real_start(plan, opts)
+    def start(plan: Any, opts: LockOptions, *guessed: Any) -> Any:
+        run = real_start(plan, opts, *guessed)
         assert run is not None and run._process is not None
         started.append((run, run._process))
         return run

@@ -180,6 +180,10 @@ def test_portable_entries_found_in_a_uv_find_links_folder_through_a_link(
 def test_portable_install_from_a_uv_index_mirror_checks_hashes(
     mirrors: Mirrors, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # caches of its own: which copy of numpy a shared cache holds depends on the tests before
+    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))
+    monkeypatch.setenv("GPUENV_CACHE_DIR", str(tmp_path / "gpuenv-cache"))
+    monkeypatch.setenv("COLUMNS", "60")  # uv wraps its error to it: gpuenv reads it whole
     configure(monkeypatch, tmp_path / "locker", "UV_DEFAULT_INDEX", mirrors.a)
     out = tmp_path / "jax.conda-lock.yml"
     lock(jax_plan(), out, portable=True)

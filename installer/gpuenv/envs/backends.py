@@ -118,7 +118,7 @@ def _mismatch(tool: str, detail: str) -> str:
     """One paragraph, like every gpuenv error: which file, both hashes, what it means."""
     found = _UV_MISMATCH.search(detail)
     if found:
-        what = found.group("what")
+        what = " ".join(found.group("what").split())  # uv wraps it to $COLUMNS
         said = (
             f"{what}: {found.group('computed')} does not match the lockfile's"
             f" {found.group('expected')} (checked by {tool})"

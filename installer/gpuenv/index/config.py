@@ -342,7 +342,8 @@ def default_index_url(environ: Optional[dict[str, str]] = None) -> str:
     return uv_builtin_default_index(find_uv())
 
 
-_UV_DEFAULT = re.compile(r"--default-index\b.*?\(by default: <([^>\s]+)>\)", re.DOTALL)
+# uv wraps its help to $COLUMNS: any run of spaces and line breaks may stand between the words
+_UV_DEFAULT = re.compile(r"--default-index\b.*?\(by\s+default:\s+<([^>\s]+)>\)", re.DOTALL)
 
 
 @lru_cache(maxsize=4)

@@ -10,7 +10,8 @@ right one. A wrong guess costs a killed uv process, never a different lockfile.
 
 One request per command line (its parsed options and working folder, hashed) is kept in
 gpuenv's cache (`lock-requests/`), read only when it is the user's own (fs.private_read): a
-request names the program that runs.
+request names the program that runs. A request that names an index with credentials (a
+password, a token in the query) is not kept: credentials stay where the user put them.
 """
 
 from __future__ import annotations
@@ -50,11 +51,14 @@ def remember(key: str, early: Optional[PipCompile], guessed: Optional[PipCompile
     written again when it is the one this run guessed); never fails the lock."""
     if early is None or (guessed is not None and guessed.request == early.request):
         return
-    request = early.request
     from gpuenv import cache
     from gpuenv.fs.atomic_write import OutputPathError, atomic_write_bytes
+    from gpuenv.output.redact import redact_text
 
-    data = json.dumps(_to_json(request), sort_keys=True).encode()
+    text = json.dumps(_to_json(early.request), sort_keys=True)
+    if redact_text(text) != text:
+        return  # an index URL with a password or a token: never written to disk
+    data = text.encode()
     try:
         folder = cache.kind_dir(KIND)
         atomic_write_bytes(folder / f"{key}.json", data, root=cache.cache_dir(), mode=0o600)
