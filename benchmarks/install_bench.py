@@ -59,6 +59,8 @@ class Bench:
             GPUENV_CACHE_DIR=str(work / "gpuenv-cache"),
             GPUENV_HOME=str(work / "gpuenv-home"),
         )
+        if stack.framework_index:  # configured, as the baseline's --index: a lockfile's
+            self.env["PIP_EXTRA_INDEX_URL"] = stack.framework_index  # origins must be
         self.counter = itertools.count()
         self.lab = work / "lab" / "lab.toml"
         self.lockfile = work / "lab" / "locks" / "cpu.lock.yml"

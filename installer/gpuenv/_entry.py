@@ -16,13 +16,16 @@ INTERRUPTED_EXIT = 130  # 128 + SIGINT, what shells report for a command stopped
 def main() -> None:
     try:
         from gpuenv import dataclass_code
+        from gpuenv.lock import last_request
 
+        last_request.start_early(sys.argv[1:])  # uv first, for a lock: see its docstring
         dataclass_code.install()  # before the first record class: see its docstring
         from gpuenv.cli import main as cli_main
 
         try:
             cli_main()
         finally:
+            last_request.cancel_unclaimed()
             dataclass_code.save()
     except KeyboardInterrupt:
         try:

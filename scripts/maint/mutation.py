@@ -119,7 +119,7 @@ AREAS: dict[str, Area] = {
     "lock-write": Area(
         (
             *_in("lock", "__init__", "pipeline", "pypi", "conda", "header", "portability"),
-            *_in("lock", "targets", "session"),
+            *_in("lock", "targets", "session", "shared_answers"),
             *_in("lock/conda_lock", "write"),
             *_in("lock/pylock", "write"),
         ),
@@ -133,6 +133,7 @@ AREAS: dict[str, Area] = {
             "tests/lock/test_portable_mirrors.py",
             "tests/lock/test_early_uv.py",
             "tests/lab/hostile/test_lab_lock_sources.py",
+            "tests/lab/test_shared_uv_runs.py",
         ),
     ),
     "index": Area(

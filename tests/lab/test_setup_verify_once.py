@@ -99,12 +99,11 @@ def test_setup_reads_the_lab_lockfile_once(
     import gpuenv.lock.conda_lock.read as read_module
     from gpuenv.cli import main
 
-    calls = record_uv_calls(monkeypatch, tmp_path)
-
     lab = tmp_path / "lab.toml"
     lab.write_text(LAB)
     (tmp_path / "locks").mkdir()
     lockfile = make_lock(counting_repos, tmp_path / "locks" / "cpu.lock.yml", jax_plan("0.4.30"))
+    calls = record_uv_calls(monkeypatch, tmp_path)  # setup's calls, not the lab's lock's
     monkeypatch.setenv("PIP_INDEX_URL", counting_repos.index)
     monkeypatch.setenv("GPUENV_TEST_IMPORT_LOG", str(tmp_path / "imports.log"))
     real_parse = read_module.parse_lockfile

@@ -283,7 +283,7 @@ def test_a_failure_after_uv_started_stops_it(
         assert started, "uv starts before the probe"
         raise SourceUnreachableError("could not reach https://index.example/simple/")
 
-    monkeypatch.setattr("gpuenv.lock.pypi.find_uv", lambda: slow_uv)
+    monkeypatch.setattr("gpuenv.uv.binary.find_uv", lambda: slow_uv)
     monkeypatch.setattr(gpuenv.lock, "start_pip_lock", start)
     monkeypatch.setattr("gpuenv.lock.availability.resolve_with_sources", probe_fails)
     monkeypatch.setenv("PIP_INDEX_URL", indexes["full"])
@@ -304,7 +304,7 @@ def test_a_uv_that_does_not_start_is_left_for_lock_plan_to_report(
     tmp_path: Path,
 ) -> None:
     found = sourced(describe, kb, indexes["full"])
-    monkeypatch.setattr("gpuenv.lock.pypi.find_uv", lambda: str(tmp_path / "no-such-uv"))
+    monkeypatch.setattr("gpuenv.uv.binary.find_uv", lambda: str(tmp_path / "no-such-uv"))
     opts = options(indexes["full"], tmp_path / "x.conda-lock.yml")
     assert start_pip_lock(found.ideal, opts) is None
     with pytest.raises(FileNotFoundError):  # what lock_plan says of it, with or without

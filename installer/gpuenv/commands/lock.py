@@ -122,8 +122,7 @@ def lock_command(ctx: click.Context, /, **params: Any) -> None:
 
     args = _Args(**params)
     refuse_conflicts(args.requirements, args.lab_file, args.plan_file, args.class_names)
-    key = last_request.command_key(ctx.params)
-    guessed = last_request.start(key)  # uv on last time's request, before the knowledge base
+    key, guessed = last_request.claim()  # uv on last time's request, started by the program
     kb = load_knowledge_base()
     indexes = with_indexes(user_index_config(), args.extra_indexes)
     if args.lab_file is not None:
@@ -140,7 +139,8 @@ def lock_command(ctx: click.Context, /, **params: Any) -> None:
     policy = policy_for(args.allow_cpu_fallback)
     try:
         sourced, assumed_json = _planned(kb, indexes, options, args, policy, guessed)
-        last_request.remember(key, sourced.early, guessed)
+        if key is not None:
+            last_request.remember(key, sourced.early, guessed)
     except BaseException:
         if guessed is not None:
             guessed.cancel()

@@ -65,7 +65,7 @@ def lock_classes(
 ) -> list[ClassOutcome]:
     """Each named class (every class when none is named), in order, each once."""
     from gpuenv.errors import exit_code
-    from gpuenv.lock.pypi import shared_answers
+    from gpuenv.lock.shared_answers import shared_answers
 
     names = dict.fromkeys(class_names)
     classes = [lab.find_class(n) for n in names] if names else list(lab.classes)

@@ -1,17 +1,19 @@
-"""uv started before resolving, on the request the same `gpuenv lock` command line made last time.
+"""uv started first thing, on the request the same `gpuenv lock` command line made last time.
 
 Before uv can start, gpuenv spends 50-80 ms on the interpreter, click, the knowledge base and
 resolving; uv's own work is 150-450 ms against the default index. The request a command line
 makes rarely changes from one run to the next (the lab admin's lock, check, relock loop), so
-`gpuenv lock` starts uv at once on the request its command line made last time, and keeps that
-run only when the request this run makes, once resolved, is exactly the same (PipRequest
-equality: the same request gets the same answer); otherwise it stops it and starts uv on the
-right one. A wrong guess costs a killed uv process, never a different lockfile.
+the `gpuenv` program (`_entry`, before click or the knowledge base is even imported) starts uv on
+the request its command line made last time, and the lock keeps that run only when the request
+it makes, once resolved, is exactly the same (PipRequest equality: the same request gets the
+same answer); otherwise it stops it and starts uv on the right one. A wrong guess costs a killed
+uv process, never a different lockfile. Only the program does this, never an importer of
+gpuenv's library (nor a test calling the CLI in-process).
 
-One request per command line (its parsed options and working folder, hashed) is kept in
-gpuenv's cache (`lock-requests/`), read only when it is the user's own (fs.private_read): a
-request names the program that runs. A request that names an index with credentials (a
-password, a token in the query) is not kept: credentials stay where the user put them.
+One request per command line (its arguments and working folder, hashed) is kept in gpuenv's
+cache (`lock-requests/`), read only when it is the user's own (fs.private_read): a request names
+the program that runs. A request that names an index with credentials (a password, a token in
+the query) is not kept: credentials stay where the user put them.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Sequence
 from typing import Any, Optional
 
 from gpuenv.lock.pypi import PipCompile, PipRequest
@@ -28,10 +30,45 @@ KIND = "lock-requests"
 MAX_BYTES = 1 << 20  # a request is a few kB: the requirements, constraints and index options
 
 
-def command_key(params: Mapping[str, Any]) -> str:
-    """One command line: its options as parsed, and the folder its relative paths start from."""
-    text = json.dumps([sorted(params.items()), os.getcwd()], default=str, sort_keys=True)
+# the group's own options, which may come before the command's name
+_GLOBAL_FLAGS = frozenset({"-v", "--verbose", "-q", "--quiet"})
+
+# what the program started for its lock, until the lock command claims it
+_early: Optional[tuple[str, Optional[PipCompile]]] = None
+
+
+def command_key(argv: Sequence[str]) -> str:
+    """One command line: its arguments, and the folder its relative paths start from."""
+    text = json.dumps([list(argv), os.getcwd()])
     return hashlib.sha256(text.encode()).hexdigest()[:32]
+
+
+def start_early(argv: Sequence[str]) -> None:
+    """For a `gpuenv lock` command line: uv started on its last request, kept for the lock
+    command to claim. Anything else: nothing."""
+    global _early
+    rest = list(argv)
+    while rest and rest[0] in _GLOBAL_FLAGS:
+        rest.pop(0)
+    if not rest or rest[0] != "lock":
+        return
+    key = command_key(argv)
+    _early = (key, start(key))
+
+
+def claim() -> tuple[Optional[str], Optional[PipCompile]]:
+    """The key of this program's lock command line and the run started for it (None, None
+    where the program did not start one: another command, or the CLI called in-process)."""
+    global _early
+    early, _early = _early, None
+    return early if early is not None else (None, None)
+
+
+def cancel_unclaimed() -> None:
+    """Stop a run no lock claimed (the command line failed before the lock began)."""
+    _key, guessed = claim()
+    if guessed is not None:
+        guessed.cancel()
 
 
 def start(key: str) -> Optional[PipCompile]:

@@ -14,7 +14,8 @@ from gpuenv.index.config import IndexConfig, user_index_config
 from gpuenv.lock.conda import DEFAULT_CHANNELS
 from gpuenv.lock.errors import LockError
 from gpuenv.lock.names import PYLOCK, check_output
-from gpuenv.lock.pypi import PipCompile, PipLock, keep_answer, pip_request, shared_answer
+from gpuenv.lock.pypi import PipCompile, PipLock, pip_request
+from gpuenv.lock.shared_answers import keep_answer, shared_answer
 from gpuenv.resolve.plan import Plan
 
 # What only writing a lockfile needs is imported where it is used, so that `gpuenv lock` has
@@ -185,6 +186,8 @@ def lock_plan(
     if answered is None and started is None:
         started = PipCompile(request, plan)
     with started if started is not None else contextlib.nullcontext():
+        if options.format != PYLOCK:
+            import yaml  # type: ignore[import-untyped]  # noqa: F401  # the writer's, while uv works
         try:
             conda: list[CondaArtifact] = solve_conda(plan, channels=options.channels)
             failed: Optional[Exception] = None

@@ -12,17 +12,16 @@ import json
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 from urllib.parse import unquote, urlsplit
 
-from gpuenv.index.config import IndexConfig
 from gpuenv.lock.errors import LockError, SourceUnreachableError, UnsatisfiableError
-from gpuenv.lock.targets import uv_python_platform
-from gpuenv.resolve.plan import Plan
-from gpuenv.uv.binary import find_uv
+
+if TYPE_CHECKING:  # light to import: `gpuenv lock` starts a PipCompile first (last_request)
+    from gpuenv.index.config import IndexConfig
+    from gpuenv.resolve.plan import Plan
 
 UV_TIMEOUT = 900.0
 _NETWORK_HINTS = re.compile(
@@ -82,6 +81,9 @@ class PipRequest:
 def pip_request(
     plan: Plan, indexes: IndexConfig, exclude_newer: Optional[str], uv: Optional[str] = None
 ) -> PipRequest:
+    from gpuenv.lock.targets import uv_python_platform
+    from gpuenv.uv.binary import find_uv
+
     requirements = [p.requirement for p in plan.pip] + list(plan.companions)
     routed: dict[str, str] = {}  # project -> explicit index
     for req in plan.pip:
@@ -117,33 +119,6 @@ def pip_request(
         routed=tuple(routed.items()),
         sources=", ".join(indexes.all_indexes() + tuple(routed.values())) or "the default index",
     )
-
-
-# uv's answers to the requests of one lab lock (`shared_answers`): classes whose pip part is the
-# same request (an RTX 3090 and an A6000 class get one plan) are locked by one uv run
-_shared: Optional[dict[PipRequest, PipLock]] = None
-
-
-@contextlib.contextmanager
-def shared_answers() -> Iterator[None]:
-    """Within this block, a request uv answered once is answered from that answer: two equal
-    requests get the same answer (PipRequest). Only for one command's run: an index changes
-    between runs."""
-    global _shared
-    outer, _shared = _shared, {} if _shared is None else _shared
-    try:
-        yield
-    finally:
-        _shared = outer
-
-
-def shared_answer(request: PipRequest) -> Optional[PipLock]:
-    return _shared.get(request) if _shared is not None else None
-
-
-def keep_answer(request: PipRequest, answer: PipLock) -> None:
-    if _shared is not None:
-        _shared[request] = answer
 
 
 class PipCompile:
@@ -254,8 +229,13 @@ class PipCompile:
         self._cleanup.close()
 
     def adopt(self, plan: Plan) -> PipCompile:
-        """This run, for `plan`, whose request it is."""
+        """This run, for `plan`, whose request it is (-v shows its command now: it started
+        before the command line was read)."""
+        from gpuenv.output import log_command
+
         self._plan = plan
+        if self._work is not None:
+            log_command(self._command(with_cutoff=True), "running (started first, as last time)")
         return self
 
     def __enter__(self) -> PipCompile:

@@ -7,6 +7,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -144,3 +145,64 @@ def test_a_broken_request_file_is_ignored(tmp_path: Path, index: str, content: b
     result = lock(tmp_path, index)
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_run_no_lock_claims_is_stopped(tmp_path: Path) -> None:
+    """A lock command line that fails before the lock begins (a usage error) leaves no uv
+    running: the run started for it is stopped as the program exits."""
+    argv = ["lock", "jax", "--no-such-flag"]
+    cache_dir = Path(os.environ["GPUENV_CACHE_DIR"])
+    marker = tmp_path / "still-ran"
+    script = tmp_path / "slow-uv.sh"
+    script.write_text("")
+    script.chmod(0o755)
+    folder = cache_dir / last_request.KIND
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(folder, 0o700)
+    cwd = os.getcwd()
+    try:
+        os.chdir(tmp_path)  # the key names the working folder
+        key = last_request.command_key(argv)
+    finally:
+        os.chdir(cwd)
+    request = folder / f"{key}.json"
+    request.write_text(json.dumps({**GOOD, "uv": str(script)}))
+    request.chmod(0o600)
+    started = tmp_path / "started"
+    script.write_text(f"#!/bin/sh\ntouch {started}\nsleep 2\ntouch {marker}\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "gpuenv", *argv], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert done.returncode == 2, done.stderr
+    deadline = time.monotonic() + 5
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert started.exists(), "the planted run never started: this test would show nothing"
+    time.sleep(2.5)
+    assert not marker.exists()
+
+
+def test_only_a_lock_command_line_starts_a_request(tmp_path: Path) -> None:
+    argv = ["resolve", "jax", "--no-gpu", "--os", "linux"]
+    folder = Path(os.environ["GPUENV_CACHE_DIR"]) / last_request.KIND
+    folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+    os.chmod(folder, 0o700)
+    cwd = os.getcwd()
+    try:
+        os.chdir(tmp_path)
+        key = last_request.command_key(argv)
+    finally:
+        os.chdir(cwd)
+    marker = tmp_path / "ran"
+    script = tmp_path / "uv.sh"
+    script.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    script.chmod(0o755)
+    request = folder / f"{key}.json"
+    request.write_text(json.dumps({**GOOD, "uv": str(script)}))
+    request.chmod(0o600)
+    done = subprocess.run(
+        [sys.executable, "-m", "gpuenv", *argv], capture_output=True, text=True, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    time.sleep(0.3)
+    assert not marker.exists()
