@@ -59,9 +59,10 @@ def rows(
     """index None: the default index of uv and pip (the network), as a user without any index
     settings locks; an empty list when it cannot be reached. `case`: what is locked (its label,
     and the flags of `gpuenv lock` and `gpuenv resolve`). `cold`: each run starts with uv's cache
-    empty, and gpuenv's caches of index answers (the probe's, the wheels' RECORDs) too; the parsed
-    knowledge base and the compiled record classes stay, as a wheel of gpuenv ships the one and
-    the first run makes the other, as bytecode."""
+    empty, and gpuenv's caches of what earlier runs learnt (the probe's index answers, the wheels'
+    RECORDs, the command line's last request to uv) too; the parsed knowledge base and the
+    compiled record classes stay, as a wheel of gpuenv ships the one and the first run of any
+    command makes the other, as bytecode."""
     work.mkdir(parents=True, exist_ok=True)
     env = clean_env(
         UV_CACHE_DIR=str(work / "uv-cache"),
@@ -132,7 +133,7 @@ def rows(
 
 def _empty_caches(work: Path) -> None:
     shutil.rmtree(work / "uv-cache", ignore_errors=True)
-    for kind in ("index-probe", "wheel-records"):
+    for kind in ("index-probe", "wheel-records", "lock-requests"):
         shutil.rmtree(work / "gpuenv-cache" / kind, ignore_errors=True)
 
 
