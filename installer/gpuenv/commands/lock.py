@@ -122,7 +122,6 @@ def lock_command(ctx: click.Context, /, **params: Any) -> None:
 
     args = _Args(**params)
     refuse_conflicts(args.requirements, args.lab_file, args.plan_file, args.class_names)
-    key, guessed = last_request.claim()  # uv on last time's request, started by the program
     kb = load_knowledge_base()
     indexes = with_indexes(user_index_config(), args.extra_indexes)
     if args.lab_file is not None:
@@ -137,14 +136,17 @@ def lock_command(ctx: click.Context, /, **params: Any) -> None:
     output = _checked_output(args.output, args.fmt, args.portable)
     options = _lock_options(ctx, args, output, indexes)
     policy = policy_for(args.allow_cpu_fallback)
+    key, guessed = last_request.claim()  # uv on last time's request, started by the program
     try:
         sourced, assumed_json = _planned(kb, indexes, options, args, policy, guessed)
-        if key is not None:
-            last_request.remember(key, sourced.early, guessed)
     except BaseException:
         if guessed is not None:
             guessed.cancel()
         raise
+    if guessed is not None and sourced.early is not guessed:
+        guessed.cancel()  # not this lock's request (or --check, which runs no uv)
+    if key is not None:
+        last_request.remember(key, sourced.early, guessed)
     notes = [*indexes.notes, *sourced.notes]
     try:  # uv's early run never outlives the command
         if args.check:

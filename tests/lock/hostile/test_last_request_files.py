@@ -147,10 +147,17 @@ def test_a_broken_request_file_is_ignored(tmp_path: Path, index: str, content: b
     assert "Traceback" not in result.stderr
 
 
-def test_a_run_no_lock_claims_is_stopped(tmp_path: Path) -> None:
-    """A lock command line that fails before the lock begins (a usage error) leaves no uv
-    running: the run started for it is stopped as the program exits."""
-    argv = ["lock", "jax", "--no-such-flag"]
+@pytest.mark.parametrize(
+    ("argv", "status"),
+    [
+        (["lock", "jax", "--no-such-flag"], 2),  # fails before the lock begins
+        (["lock", "jax", "--no-gpu", "--os", "linux", "--check", "-o", "none.lock.yml"], 1),
+    ],
+    ids=["usage-error", "check"],
+)
+def test_a_run_no_lock_uses_is_stopped(tmp_path: Path, argv: list[str], status: int) -> None:
+    """A lock command line that runs no uv (a usage error, --check) leaves no uv running: the
+    run started for it is stopped, at the latest as the program exits."""
     cache_dir = Path(os.environ["GPUENV_CACHE_DIR"])
     marker = tmp_path / "still-ran"
     script = tmp_path / "slow-uv.sh"
@@ -173,7 +180,7 @@ def test_a_run_no_lock_claims_is_stopped(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "gpuenv", *argv], capture_output=True, text=True, cwd=tmp_path
     )
-    assert done.returncode == 2, done.stderr
+    assert done.returncode == status, done.stderr
     deadline = time.monotonic() + 5
     while not started.exists() and time.monotonic() < deadline:
         time.sleep(0.05)
