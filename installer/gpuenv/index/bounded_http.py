@@ -99,12 +99,10 @@ class _Exchange:
             _shut_down(response)
 
     def _run(self) -> None:
-        import requests  # lazily: not on the CLI start-up path
-
         left = max(0.001, self.deadline - time.monotonic())
         wait = min(self._timeout, left)
         try:
-            response = requests.get(
+            response = _session().get(
                 self.url, headers=self._headers, timeout=(wait, wait), stream=True
             )
         except BaseException as exc:  # handed to the caller, raised there
@@ -139,6 +137,32 @@ class _Exchange:
             except queue.Full:
                 continue
         return False
+
+
+_SESSION: Any = None
+_SESSION_LOCK = threading.Lock()
+
+
+def _session() -> Any:
+    """One requests session for every exchange of the run: its connections are kept and reused
+    (a lock reads three ranges of each wheel it checks, and an index page per project: a new
+    TLS connection for each cost most of a cold lock's time). It keeps no cookies: each request
+    carries what a fresh one would."""
+    global _SESSION
+    with _SESSION_LOCK:
+        if _SESSION is None:
+            import http.cookiejar
+
+            import requests  # lazily: not on the CLI start-up path
+            from requests.adapters import HTTPAdapter
+
+            session = requests.Session()
+            session.cookies.set_policy(http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
+            adapter = HTTPAdapter(pool_connections=8, pool_maxsize=16)
+            session.mount("https://", adapter)
+            session.mount("http://", adapter)
+            _SESSION = session
+        return _SESSION
 
 
 def _shut_down(response: Any) -> None:

@@ -9,13 +9,14 @@ import http.server
 import socket
 import threading
 from collections.abc import Callable, Iterator
+from types import SimpleNamespace
 from typing import Any, ClassVar
 
 import pytest
 import requests
 from urllib3.exceptions import MaxRetryError, NameResolutionError
 
-from gpuenv.index import retry
+from gpuenv.index import bounded_http, retry
 from gpuenv.index import simple as simple_index
 
 URL = "https://index.example.invalid/simple"
@@ -35,6 +36,11 @@ def _resolver_failure(errno: int) -> requests.ConnectionError:
     return error
 
 
+def _serve(monkeypatch: pytest.MonkeyPatch, get: Any) -> None:
+    """Every GET of gpuenv's HTTP reader (its one session, gpuenv.index.bounded_http) is `get`."""
+    monkeypatch.setattr(bounded_http, "_session", lambda: SimpleNamespace(get=get))
+
+
 @pytest.fixture
 def calls(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     monkeypatch.setattr(retry, "BACKOFF_S", 0.001)
@@ -51,7 +57,7 @@ def _failing_get(calls: list[str], error: BaseException) -> Any:
 
 def test_an_unknown_host_is_asked_once(calls: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     error = _resolver_failure(socket.EAI_NONAME)
-    monkeypatch.setattr(requests, "get", _failing_get(calls, error))
+    _serve(monkeypatch, _failing_get(calls, error))
     with pytest.raises(requests.ConnectionError):
         simple_index.project_files(URL, "jax", timeout=1)
     assert calls == [f"{URL}/jax/"]
@@ -61,7 +67,7 @@ def test_a_temporary_resolver_failure_is_retried(
     calls: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     error = _resolver_failure(socket.EAI_AGAIN)
-    monkeypatch.setattr(requests, "get", _failing_get(calls, error))
+    _serve(monkeypatch, _failing_get(calls, error))
     with pytest.raises(requests.ConnectionError):
         simple_index.project_files(URL, "jax", timeout=1)
     assert len(calls) == retry.ATTEMPTS
@@ -69,7 +75,7 @@ def test_a_temporary_resolver_failure_is_retried(
 
 def test_a_dropped_connection_is_retried(calls: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
     error = requests.ConnectionError(ConnectionResetError(104, "Connection reset by peer"))
-    monkeypatch.setattr(requests, "get", _failing_get(calls, error))
+    _serve(monkeypatch, _failing_get(calls, error))
     with pytest.raises(requests.ConnectionError):
         simple_index.project_files(URL, "jax", timeout=1)
     assert len(calls) == retry.ATTEMPTS
@@ -79,7 +85,7 @@ def test_a_host_that_failed_every_try_is_not_tried_again_in_the_run(
     calls: list[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     error = requests.ConnectionError(ConnectionRefusedError(111, "Connection refused"))
-    monkeypatch.setattr(requests, "get", _failing_get(calls, error))
+    _serve(monkeypatch, _failing_get(calls, error))
     with pytest.raises(requests.ConnectionError):
         simple_index.project_files(URL, "jax", timeout=1)
     assert len(calls) == retry.ATTEMPTS
@@ -97,7 +103,7 @@ def test_an_unknown_host_of_a_find_links_page_is_asked_once(
 ) -> None:
     page = "https://releases.example.invalid/jax_cuda_releases.html"
     error = _resolver_failure(socket.EAI_NONAME)
-    monkeypatch.setattr(requests, "get", _failing_get(calls, error))
+    _serve(monkeypatch, _failing_get(calls, error))
     with pytest.raises(requests.ConnectionError):
         simple_index.project_files(page, "jaxlib", timeout=1)
     assert calls == [page]
