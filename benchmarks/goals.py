@@ -93,11 +93,13 @@ def main() -> None:
             rows += lock_bench.rows(
                 work / "lock-default-tf", None, rounds(6), case=lock_bench.TENSORFLOW_WSL2
             )
-        if stack.framework != "jax":  # the install row is jax's (CPU)
+        if stack.framework != "jax":  # jax's rows too: a stack from the default index alone
             jax_stack = make_stack(work / "jax-stack", index, None, PY)
             (work / "install-jax").mkdir()
-            rows += install_bench.install_rows(work / "install-jax", jax_stack, rounds(10))
-        rows += install_bench.rows(work / "install", stack, rounds(5))
+            rows += install_bench.rows(work / "install-jax", jax_stack, rounds(5))
+        rows += install_bench.rows(
+            work / "install", stack, rounds(5), noop=stack.framework == "jax"
+        )
     print(describe())
     print()
     print_table(rows)

@@ -147,8 +147,8 @@ class Bench:
         return seconds
 
 
-def rows(work: Path, stack: Stack, rounds: int, python: str = PY) -> list[Row]:
-    """install, setup and the setup no-op, with `stack`."""
+def rows(work: Path, stack: Stack, rounds: int, python: str = PY, noop: bool = True) -> list[Row]:
+    """install, setup and (unless `noop` is False) the setup no-op, with `stack`."""
     bench = Bench(work, stack, python)
     bench.lock()
     for warm in (bench.gpuenv_install, bench.uv_sync, bench.gpuenv_setup, bench.uv_setup):
@@ -165,6 +165,8 @@ def rows(work: Path, stack: Stack, rounds: int, python: str = PY) -> list[Row]:
         bench.uv_setup,
         rounds,
     )
+    if not noop:
+        return [install, setup]
     bench.gpuenv_setup("noop", keep=True)
     if _common.BEFORE is not None:
         _common._before(lambda: bench.gpuenv_setup("noop", keep=True))
@@ -180,16 +182,6 @@ def rows(work: Path, stack: Stack, rounds: int, python: str = PY) -> list[Row]:
         rounds,
     )
     return [install, setup, noop]
-
-
-def install_rows(work: Path, stack: Stack, rounds: int, python: str = PY) -> list[Row]:
-    """install alone, with `stack` (goals.py: the issue's install row is jax's, its setup row
-    torch's)."""
-    bench = Bench(work, stack, python)
-    bench.lock()
-    bench.gpuenv_install()  # warm both caches
-    bench.uv_sync()
-    return [_install_row(bench, rounds)]
 
 
 def _install_row(bench: Bench, rounds: int) -> Row:
