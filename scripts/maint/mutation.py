@@ -249,6 +249,10 @@ AREAS: dict[str, Area] = {
             "tests/resolve/test_typed_gpu_names.py",
             "tests/resolve/test_explain_sources.py",
             "tests/resolve/test_target_edges.py",
+            "tests/resolve/test_rule_edges.py",
+            "tests/resolve/test_honest_assumptions.py",
+            "tests/resolve/test_rubin_and_windows_arm.py",
+            "tests/resolve/test_every_gpu_checked.py",
         ),
     ),
     "resolve-plan": Area(
@@ -535,10 +539,6 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     " at the first one or the first two gives the same last part",
     (f"{PKG}/doctor/loader.py", "for pattern in line[ 7:].split():"): "the line starts with"
     " `include` (7 characters) and a blank (checked just above), which split() drops",
-    (f"{PKG}/doctor/driver.py", "if own and own > target and own_fits:"): "a toolkit's own"
-    " driver is never older than its CUDA major's floor, so where they differ the own one is"
-    " the greater (every driver in the knowledge base has a three-digit branch, so the string"
-    " order is the version order)",
     (f"{PKG}/doctor/shadowing.py", "if entry.origin is LD_LIBRARY_PATH:"): "search_order sets"
     " that origin from the LD_LIBRARY_PATH constant itself: identity and equality agree",
     (f"{PKG}/doctor/environment.py", 'if plan.accelerator == "cuda" or gpu_fws:'): "gpuenv's"
@@ -559,6 +559,27 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "on_cpu = sum(1 for i in range(n) if idx[i] >= gpu_counts[i] and gpu_counts[i] >= 0)",
     ): "adds the same constant (the frameworks with no GPU candidate at all) to every key:"
     " the search order is unchanged",
+    (f"{PKG}/resolve/gpu_rules.py", "@dataclass(frozen=False)"): "a GpuCase is made once per"
+    " build and read by the rules; no code assigns to one or hashes one",
+    (
+        f"{PKG}/resolve/gpu_rules.py",
+        "if cc_tuple(cc)[0] > cc_tuple(row.min_compute_capability)[0]:",
+    ): "differs only for a GPU whose major is below the cuDNN row's lowest compute capability,"
+    " and the cuDNN rule, which runs first, has rejected such a build before this warning is"
+    " asked for",
+    (
+        f"{PKG}/resolve/broken_rule.py",
+        'cc = f"{sm[3:-1]}.{sm[-1]}" if sm.startswith("sm_") and len(sm) >= 4 else None',
+    ): "sm names are made from compute capabilities `M.m` (sm_50 and longer); a four-character"
+    " sm_5 would give `.5`, which no [[broken]] row lists, so None and no row agree",
+    (
+        f"{PKG}/resolve/wsl.py",
+        "best = resolve_for(machine, best_driver) if best_driver is not target.driver_text else now",
+    ): "when the newest driver is the machine's own, resolving again for that same driver gives"
+    " the plan `now` already is; only the time spent differs",
+    (f"{PKG}/doctor/shadowing.py", 'if entry.origin is "default":'): "search_order sets that"
+    " origin from loader.DEFAULT, the same interned constant; a configuration file's origin is"
+    " its path under the root, never the bare word: identity and equality agree",
 }
 
 

@@ -415,3 +415,56 @@ def test_a_cpu_plan_without_fixes_points_at_explain(kb: KnowledgeBase) -> None:
     d = diagnose(here, kb, [env_for(Plan.from_json(data))], {})
     (found,) = [f for f in d.findings if f.code == "cpu-plan"]
     assert found.fix == ("`gpuenv explain` lists every rejected GPU build and why",)
+
+
+def _floor_moved(kb: KnowledgeBase, major: int, linux: str) -> KnowledgeBase:
+    """The knowledge base with CUDA `major`'s minor-version-compatibility floor on Linux moved
+    (a private edit: what the advice does with such a row, not a claim about NVIDIA's)."""
+    moved = dataclasses.replace(kb.cuda_majors[major], min_driver_linux=linux)
+    return dataclasses.replace(kb, cuda_majors={**kb.cuda_majors, major: moved})
+
+
+def test_a_floor_past_the_gpus_last_branch_asks_to_re_plan(kb: KnowledgeBase) -> None:
+    # Kepler (Tesla K80) ends with R470 and has kernels up to CUDA 11.x; were CUDA 11's floor
+    # in R480, no driver it can take would run a CUDA 11.8 build
+    kepler = machine(kb, "Tesla K80", "418.67")
+    text = needed_driver_text(_floor_moved(kb, 11, "480.10.01"), kepler, "11.8")
+    assert text.startswith("Kepler GPUs end with driver branch R470"), text
+    # at R470 itself it is still the driver to install
+    at = needed_driver_text(_floor_moved(kb, 11, "470.42.01"), kepler, "11.8")
+    assert at == "install NVIDIA driver ≥ 470.42.01 (the floor for CUDA 11.x)"
+
+
+def test_a_four_digit_own_driver_is_named_beside_a_three_digit_floor(kb: KnowledgeBase) -> None:
+    # drivers are compared as versions, not as text ("1000.10" sorts before "525.60.13")
+    toolkit = dataclasses.replace(kb.toolkits["12.4"], min_driver_linux="1000.10")
+    edited = dataclasses.replace(kb, toolkits={**kb.toolkits, "12.4": toolkit})
+    ampere = machine(kb, "GeForce RTX 3090", "470.82.01")
+    floor = kb.cuda_majors[12].min_driver_linux
+    assert needed_driver_text(edited, ampere, "12.4") == (
+        f"install NVIDIA driver ≥ {floor} (the floor for CUDA 12.x; CUDA 12.4's own driver,"
+        " ≥ 1000.10, is better)"
+    )
+
+
+def test_a_report_read_back_from_json_names_the_installed_tensorflow(kb: KnowledgeBase) -> None:
+    # what verify wrote to the environment, read back: its strings are not the literals'
+    report = Report.from_json(json.loads(json.dumps(_tf_report("2.16.1").to_json())))
+    env = EnvironmentInput("old", Path("/envs/old"), {"stack": {}}, report)
+    found = [
+        f for f in diagnose(_windows(kb), kb, [env], {}).findings if f.code == "tensorflow-windows"
+    ]
+    assert [f.what for f in found] == ["TensorFlow 2.16.1 runs only on the CPU on native Windows"]
+
+
+def test_an_installed_release_the_knowledge_base_lacks_gets_no_arch_verdict(
+    kb: KnowledgeBase,
+) -> None:
+    # torch 2.11.0 cu128 has no sm_70 kernels (the test above); a 2.11.5 that the knowledge base
+    # does not know is not judged by 2.11.0's build
+    volta = machine(kb, "Tesla V100-SXM2-16GB", "580.95.05")
+    data = resolve(volta, ["torch"], kb=kb).to_json()
+    assert not any(r.version == "2.11.5" for r in kb.framework("torch").releases)
+    data["frameworks"]["torch"].update(version="2.11.5", variant="cu128", cuda="12.8")
+    d = diagnose(volta, kb, [env_for(Plan.from_json(data))], {})
+    assert "no-kernel-image" not in {f.code for f in d.findings}
