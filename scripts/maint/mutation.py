@@ -455,10 +455,6 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     " default is used only where os has no O_NOFOLLOW (Windows)",
     (f"{PKG}/fs/private_read.py", "chunk = os.read(fd, min(left, 1 << 21))"): "the chunk size"
     " of a loop that reads to the limit: a file's bytes are the same read in 1 or 2 MiB steps",
-    (f"{PKG}/fs/private_read.py", "if  use_dir_fd and os.path.islink(path):"): "an extra"
-    " check by name before the open through the folder's handle, which refuses a linked file"
-    " as well (O_NOFOLLOW): the same files are read and refused; only the -v reason for a"
-    " linked file reads `is a link` instead of the system's ELOOP text",
     (f"{PKG}/fs/workdir.py", 'if pid == os.getpid() and os.name == "nt":'): "for gpuenv's own"
     " pid, os.kill(pid, 0) succeeds: alive either way",
     (f"{PKG}/fs/workdir.py", "os.kill(pid, -1)"): "Linux looks the pid up before it checks the"
@@ -476,10 +472,6 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         'def why_not_private(info: os.stat_result, windows: bool = sys.platform > "win32")'
         " -> Optional[str]:",
     ): "the default is computed once: 'linux' > 'win32' is False, as 'linux' == 'win32' is",
-    (f"{PKG}/fs/private_read.py", "if not not use_dir_fd and os.path.islink(path):"): "an"
-    " extra check by name before the open through the folder's handle, which refuses a linked"
-    " file as well (O_NOFOLLOW): the same files are read and refused; only the -v reason for a"
-    " linked file reads `is a link` instead of the system's ELOOP text",
     (
         f"{PKG}/fs/private_read.py",
         'def why_not_private(info: os.stat_result, windows: bool = sys.platform >= "win32")'
@@ -489,13 +481,11 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     " default is used only where os has no O_DIRECTORY (Windows)",
     (f"{PKG}/fs/private_read.py", '_DIRECTORY = getattr(os, "O_DIRECTORY", -1)'): "getattr's"
     " default is used only where os has no O_DIRECTORY (Windows)",
-    (f"{PKG}/fs/safe_paths.py", "if not follow_links and exc.errno > errno.ELOOP:"): "the"
-    " errors open() gives for a path gpuenv reads its own state from (ENOENT 2, ENXIO 6,"
-    " EACCES 13, ENOTDIR 20, EISDIR 21, ENAMETOOLONG 36) are all below ELOOP (40); none above"
-    " it can be made to happen on Linux",
-    (f"{PKG}/fs/safe_paths.py", "if not follow_links and exc.errno >= errno.ELOOP:"): "the"
-    " errors open() gives for a path gpuenv reads its own state from are all below ELOOP (40),"
-    " and ELOOP itself gets the same message as with `==`",
+    (f"{PKG}/fs/safe_paths.py", "if not follow_links and exc.errno >= errno.ELOOP:"): "ELOOP"
+    " itself gets the same message as with `==`; the errors open() gives for reading a path"
+    " (ENOENT 2, ENXIO 6, EACCES 13, ENOTDIR 20, EISDIR 21, ENAMETOOLONG 36) are all below"
+    " ELOOP (40), and none above it (EOVERFLOW 75 needs a 32-bit open of a >2 GiB file) can be"
+    " made to happen by opening a file read-only on 64-bit Linux",
     (
         f"{PKG}/doctor/driver.py",
         'return "windows" if machine.os.family >= "windows" or machine.os.wsl else "linux"',
@@ -580,6 +570,18 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     (f"{PKG}/doctor/shadowing.py", 'if entry.origin is "default":'): "search_order sets that"
     " origin from loader.DEFAULT, the same interned constant; a configuration file's origin is"
     " its path under the root, never the bare word: identity and equality agree",
+    (
+        f"{PKG}/lock/conda_lock/read.py",
+        'if custom.get(f"{_META}format") is not LOCK_FORMAT:',
+    ): "LOCK_FORMAT is the one-character string '1', and CPython keeps one object per"
+    " one-character string: a '1' read from the file is that object, anything else differs"
+    " either way",
+    (
+        f"{PKG}/lock/pylock/read.py",
+        "if not isinstance(wheels, list) or len(wheels) != 1 or not isinstance(wheels[ -1], dict):",
+    ): "read only when the list has exactly one item, which is both wheels[0] and wheels[-1]",
+    (f"{PKG}/lock/pylock/read.py", "wheel = wheels[ -1]"): "the line above let through only a"
+    " list of exactly one wheel: wheels[0] and wheels[-1] are the same",
 }
 
 
