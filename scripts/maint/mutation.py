@@ -567,6 +567,41 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "best = resolve_for(machine, best_driver) if best_driver is not target.driver_text else now",
     ): "when the newest driver is the machine's own, resolving again for that same driver gives"
     " the plan `now` already is; only the time spent differs",
+    (f"{PKG}/resolve/rules.py", "@lru_cache(maxsize= 257)"): "the size of a memo of sorted"
+    " Python lists: what it returns is the same, only how often it is recomputed changes",
+    (
+        f"{PKG}/resolve/gpu_rules.py",
+        'if case.arch > "ptx" or not case.own_min or not case.below(case.own_min):',
+    ): "arch is one of 'sass' and 'ptx' (_arch returns no other): 'sass' > 'ptx' is true as"
+    " 'sass' != 'ptx' is, and 'ptx' > 'ptx' false as 'ptx' != 'ptx' is",
+    (
+        f"{PKG}/resolve/gpu_rules.py",
+        "if cc_tuple(cc)[0] is not cc_tuple(row.min_compute_capability)[0]:",
+    ): "compute capability majors are small ints (2 to 12), which CPython keeps one object"
+    " each of: `is not` and `!=` agree",
+    (
+        f"{PKG}/resolve/gpu_rules.py",
+        "low = cc_tuple(target.ccs[0] if not target.ccs else target.cc)",
+    ): "reached only when target.cc is set, and then ccs holds the planned GPUs' compute"
+    " capabilities sorted, the lowest first, which is the deciding GPU's, target.cc: both"
+    " branches give the same value",
+    (f"{PKG}/resolve/candidates.py", 'return rejection.rule is "platform" and any('): "rule"
+    " names are string literals of the rules' own code (interned by CPython), never read from"
+    " input: identity and equality agree",
+    (
+        f"{PKG}/resolve/rules.py",
+        '"platform", f"no wheels for {target.platform}", incomplete= release.builds_complete',
+    ): "the caveat of a rejection nobody sees: a GPU build reaches this line only on a platform"
+    " it is published for, so candidates._published_elsewhere drops its 'platform' rejection,"
+    " and a CPU fallback's 'platform' rejections are never reported",
+    (
+        f"{PKG}/resolve/target.py",
+        "sorted({g.compute_capability for g in planned if g or g.compute_capability}, key=cc_tuple)",
+    ): "every planned GPU has a compute capability: _with_cc looks a missing one up in the"
+    " knowledge base, whose GPU rows all have one, or raises TargetError",
+    (f"{PKG}/resolve/wsl.py", 'if same and r.rule >= "driver" and r.needs_driver:'): "only"
+    " the 'driver' rule's rejections carry needs_driver (every needs_driver= in gpu_rules is"
+    " a 'driver' rejection), so the other rules that sort after it fail the last test anyway",
     (f"{PKG}/doctor/shadowing.py", 'if entry.origin is "default":'): "search_order sets that"
     " origin from loader.DEFAULT, the same interned constant; a configuration file's origin is"
     " its path under the root, never the bare word: identity and equality agree",

@@ -156,3 +156,183 @@ def test_a_gpu_build_missing_on_linux_aarch64_says_so_not_windows(describe, kb) 
     # published on a platform is said so, whatever other variants are
     newest = kb.framework("tensorflow").releases[0]
     assert any(r.candidate.startswith(f"tensorflow {newest.version} [") for r in plan.rejected)
+
+
+def test_a_build_that_needs_system_wide_cuda_says_so(describe, kb) -> None:  # type: ignore[no-untyped-def]
+    # TensorFlow 1.12's GPU wheel loads CUDA 9.0 and cuDNN 7 installed system-wide (its install
+    # guide); 1.15's are planned with conda packages, and nothing is said of them
+    machine = describe("GeForce GTX 1080", "410.48", "linux")
+    old = resolve(machine, ["tensorflow==1.12.3"], kb=kb)
+    assert old.frameworks["tensorflow"].gpu
+    assert any(
+        w.startswith("tensorflow 1.12.3 [cuda] uses the GPU only with CUDA 9.0")
+        for w in old.warnings
+    ), old.warnings
+    newer = resolve(machine, ["tensorflow==1.15.0"], kb=kb)
+    assert newer.frameworks["tensorflow"].gpu
+    assert not any("uses the GPU only with" in w for w in newer.warnings), newer.warnings
+
+
+def test_a_companion_without_wheels_for_a_python_keeps_the_plan_off_it(describe, kb) -> None:  # type: ignore[no-untyped-def]
+    # torch 2.5.1 has wheels for Python 3.9-3.13 on linux-64, its torchvision (0.20.1) for
+    # 3.9-3.12 only (the default index's file names): asked for together, the plan takes 3.12
+    release = next(r for r in kb.framework("torch").releases if r.version == "2.5.1")
+    theirs = release.related_python["torchvision"]["linux-64"]
+    assert "3.13" in release.python["linux-64"] and "3.13" not in theirs
+    machine = describe("GeForce RTX 3090", "560.35.03", "linux")
+    alone = resolve(machine, ["torch==2.5.1"], kb=kb)
+    both = resolve(machine, ["torch==2.5.1", "torchvision"], kb=kb)
+    assert (alone.python, both.python) == (
+        "3.13",
+        max(theirs, key=lambda v: tuple(map(int, v.split(".")))),
+    )
+
+
+@pytest.mark.parametrize(
+    ("gpu", "unofficial"),
+    [("GeForce GTX 980", True), ("GeForce GTX 1080", False), ("GeForce RTX 3060", False)],
+)
+def test_wsl2_advice_says_maxwell_is_not_officially_supported_there(
+    describe,
+    kb,
+    gpu: str,
+    unofficial: bool,  # type: ignore[no-untyped-def]
+) -> None:
+    # NVIDIA's CUDA on WSL guide: Pascal (6.0) and newer officially; Maxwell (5.x, here the
+    # GTX 980's 5.2) runs but is "not officially supported"
+    plan = resolve(describe(gpu, "457.49", "windows"), ["tensorflow"], kb=kb)
+    [line] = [f for f in plan.fixes if f.startswith("tensorflow: in WSL2")]
+    assert ("'not officially supported'" in line) is unofficial, line
+    assert "WSL2 needs the GPU in WDDM mode" in line
+
+
+def test_wsl2_advice_for_a_gpu_without_a_driver(describe, kb) -> None:  # type: ignore[no-untyped-def]
+    machine = dataclasses.replace(describe("GeForce GTX 1080", "457.49", "windows"), driver=None)
+    plan = resolve(machine, ["tensorflow"], kb=kb)
+    [line] = [f for f in plan.fixes if f.startswith("tensorflow: in WSL2")]
+    assert "after updating the Windows driver to ≥" in line, line
+    assert line.endswith(
+        "; without a driver no tensorflow GPU build runs there (WSL2 needs the GPU in WDDM mode;"
+        " NVIDIA's CUDA on WSL guide)"
+    ), line
+
+
+def test_a_two_digit_sm_finds_the_broken_row_of_its_compute_capability(describe, kb) -> None:  # type: ignore[no-untyped-def]
+    # TensorFlow < 2.4 is recorded broken on compute capability 8.6 (sm_86), as 2.16-2.20 on
+    # 12.0 (sm_120): the sm name is read back into the compute capability either way
+    from gpuenv.resolve.broken_rule import broken_nearby
+
+    target = build_target(describe("GeForce RTX 3090", "470.82.01", "linux"), kb)
+    tf = kb.framework("tensorflow")
+    for sm, cc in (("sm_86", "8.6"), ("sm_120", "12.0")):
+        release = next(
+            r for r in tf.releases if any(cc in b.compute_capabilities for b in tf.broken)
+        )
+        build = next(b for b in release.builds if b.is_gpu and "linux-64" in b.platforms)
+        row = broken_nearby(kb, release, build, target, sm)
+        assert row is not None and cc in row.compute_capabilities, (sm, row)
+    release = tf.releases[0]
+    build = next(b for b in release.builds if b.is_gpu)
+    assert broken_nearby(kb, release, build, target, "sm_75") is None
+
+
+def _without_toolkit(kb: KnowledgeBase, cuda: str) -> KnowledgeBase:
+    """The knowledge base without CUDA `cuda`'s toolkit row (its major's row stays)."""
+    toolkits = {k: v for k, v in kb.toolkits.items() if k != cuda}
+    return dataclasses.replace(kb, toolkits=toolkits)
+
+
+def test_a_cuda_version_without_its_toolkit_row_is_checked_by_its_majors_floor(
+    describe, kb
+) -> None:  # type: ignore[no-untyped-def]
+    edited = _without_toolkit(kb, "12.6")
+    plan = resolve(describe("GeForce RTX 3090", "560.35.03", "linux"), ["torch==2.6.0"], kb=edited)
+    assert plan.frameworks["torch"].cuda == "12.6"
+    # the major's row still holds the driver checks: nothing is said to be skipped
+    assert not any("is not in the knowledge base" in w for w in plan.warnings), plan.warnings
+    # without a driver, the rejection rests on the major's row
+    none = dataclasses.replace(describe("GeForce RTX 3090", "560.35.03", "linux"), driver=None)
+    rejected = resolve(none, ["torch==2.6.0"], kb=edited).rejected
+    [cu126] = [r for r in rejected if r.candidate == "torch 2.6.0 [cu126]"]
+    assert cu126.rule == "driver" and cu126.source == kb.cuda_majors[12].provenance.source
+
+
+def test_a_cpu_plan_prefers_an_older_cpu_build_to_a_cuda_build_dragging_libraries(
+    describe, kb
+) -> None:  # type: ignore[no-untyped-def]
+    # the default index has torch 2.7.1 for linux-64 only as its CUDA build (it requires the
+    # nvidia-* wheels); PyTorch's CPU index has 2.6.0+cpu: on a CPU machine the older CPU build
+    # wins, the CUDA one is the last resort
+    from gpuenv.resolve.target import Availability
+
+    seen = Availability(versions={"torch": {"2.7.1": ("default",), "2.6.0+cpu": ("cpu",)}})
+    plan = resolve(describe(None, None, "linux"), ["torch"], kb=kb, available=seen)
+    assert (plan.frameworks["torch"].version, plan.frameworks["torch"].variant) == ("2.6.0", "cpu")
+    only = Availability(versions={"torch": {"2.7.1": ("default",)}})
+    last_resort = resolve(describe(None, None, "linux"), ["torch"], kb=kb, available=only)
+    assert last_resort.frameworks["torch"].version == "2.7.1"
+
+
+def _tensorflow_cpu_listed_first(text: str) -> str:
+    """TensorFlow 2.15.1 with its tensorflow-cpu row listed before the tensorflow CPU row, and
+    published for win-64 as well: two CPU-only builds there, the other package's first."""
+    release = text.index('version = "2.15.1"\n')
+    own_head = '[[release.build]]\nvariant = "cpu"\nplatforms = ["linux-aarch64", "win-64"'
+    cpu_head = (
+        '[[release.build]]\nvariant = "cpu"\nplatforms = ["linux-64"]\npackage = "tensorflow-cpu"'
+    )
+    own = text.index(own_head, release)
+    other = text.index(cpu_head, own)
+    end = text.index("[[", other + len(cpu_head))
+    moved = text[other:end].replace(
+        'platforms = ["linux-64"]', 'platforms = ["linux-64", "win-64"]'
+    )
+    return text[:own] + moved + text[own:other] + text[end:]
+
+
+def test_a_cpu_plan_takes_the_frameworks_own_package_before_another(
+    tmp_path, monkeypatch, describe
+) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("GPUENV_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "recipes"
+    shutil.copytree(RECIPES, root, ignore=shutil.ignore_patterns("*.md"))
+    path = root / "tensorflow.toml"
+    path.write_text(
+        _tensorflow_cpu_listed_first(path.read_text(encoding="utf-8")), encoding="utf-8"
+    )
+    kb = load_knowledge_base(root)
+    release = next(r for r in kb.framework("tensorflow").releases if r.version == "2.15.1")
+    on_windows = [b.package for b in release.builds if not b.is_gpu and "win-64" in b.platforms]
+    assert on_windows == ["tensorflow-cpu", None]  # the edit: the other package first
+    plan = resolve(describe(None, None, "windows"), ["tensorflow==2.15.1"], kb=kb)
+    assert plan.frameworks["tensorflow"].package == "tensorflow"
+
+
+def test_wsl2_advice_names_the_driver_its_own_choice_needs(describe, kb) -> None:  # type: ignore[no-untyped-def]
+    # wsl.advice with the WSL2 resolutions given: under the current driver, two builds are
+    # refused for the driver, another first (needing 999.10) and the one WSL2 would run
+    # (needing 600.10): the advice names the second
+    from gpuenv.resolve import wsl
+    from gpuenv.resolve.rejection import Rejection
+
+    machine = describe("GeForce GTX 1080", "457.49", "windows")
+    target = build_target(machine, kb)
+    native = dataclasses.replace(
+        resolve(machine, ["tensorflow"], kb=kb), fixes=(f"tensorflow{wsl.HINT}",)
+    )
+    best = resolve(wsl.as_wsl(machine, wsl.newest_driver(kb, target)), ["tensorflow"], kb=kb)
+    now = resolve(wsl.as_wsl(machine, None), ["tensorflow"], kb=kb)
+    there = best.frameworks["tensorflow"]
+    assert there.gpu and not now.frameworks["tensorflow"].gpu
+    refused = [
+        Rejection("tensorflow", "1.0.0", "cuda", "driver", "older", needs_driver="999.10"),
+        Rejection(
+            "tensorflow", there.version, there.variant, "driver", "it", needs_driver="600.10"
+        ),
+    ]
+
+    def resolve_for(_machine, driver):  # type: ignore[no-untyped-def]
+        return (now, refused) if driver is None else (best, [])
+
+    line = wsl.advice(native, target, resolve_for, machine, kb)["tensorflow"]
+    assert "after updating the Windows driver to ≥ 600.10 (R" in line, line
