@@ -602,6 +602,17 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     (f"{PKG}/resolve/wsl.py", 'if same and r.rule >= "driver" and r.needs_driver:'): "only"
     " the 'driver' rule's rejections carry needs_driver (every needs_driver= in gpu_rules is"
     " a 'driver' rejection), so the other rules that sort after it fail the last test anyway",
+    (f"{PKG}/doctor/environment.py", 'elif support <= "ptx":'): "arch_support answers None"
+    " (handled just above), 'sass' or 'ptx': 'sass' <= 'ptx' is false and 'ptx' <= 'ptx' true,"
+    " as with `==`",
+    (f"{PKG}/doctor/environment.py", 'if code <= "cpu-build":'): "classify's codes are"
+    " dll-not-found, cuda-visible-devices, no-kernel-image, cpu-build, driver and verify: only"
+    " cpu-build itself sorts at or before 'cpu-build'",
+    (
+        f"{PKG}/doctor/shadowing.py",
+        'if any(wanted(line.split(",", 2)[0]) for line in text.splitlines()):',
+    ): "only the part before the first comma is used: splitting at one comma or two gives the"
+    " same first part",
     (f"{PKG}/doctor/shadowing.py", 'if entry.origin is "default":'): "search_order sets that"
     " origin from loader.DEFAULT, the same interned constant; a configuration file's origin is"
     " its path under the root, never the bare word: identity and equality agree",

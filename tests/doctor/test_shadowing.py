@@ -344,7 +344,8 @@ def test_windows_path_entries_with_cuda_dlls() -> None:
             raise FileNotFoundError(folder)
         return folders[folder]
 
-    environ = {"Path": ";".join([*folders, r"C:\missing", ""])}
+    # Windows spells it Path, and other variables come before it
+    environ = {"SystemRoot": r"C:\Windows", "Path": ";".join([*folders, r"C:\missing", ""])}
     found = windows_path_shadowing(environ, listdir)
     assert [f.what.split(" on PATH")[0] for f in found] == list(folders)[:2]
     assert "cublas64_11.dll, cudart64_110.dll" in found[0].what
@@ -573,3 +574,24 @@ def test_a_toolkit_names_its_first_four_libraries(tmp_path: Path) -> None:
     [f] = toolkit_variables({"CUDA_HOME": str(toolkit)})
     listed = f.what.split(": ", 1)[1].split(", ")
     assert len(listed) == 4 and all(n.endswith(" (version unknown)") for n in listed), listed
+
+
+def test_a_conda_packages_library_takes_the_version_of_the_record_that_lists_it(
+    tmp_path: Path,
+) -> None:
+    # conda-meta/*.json, read in name order: one unreadable, one of another package, then
+    # the one whose files list the library
+    lib = tmp_path / "lib" / "libcudart.so.12"
+    lib.parent.mkdir()
+    lib.write_bytes(b"")
+    meta = tmp_path / "conda-meta"
+    meta.mkdir()
+    (meta / "0-broken.json").write_text("{")
+    (meta / "1-list.json").write_text("[]")
+    (meta / "libcublas-12.4.5.8-0.json").write_text(
+        json.dumps({"version": "12.4.5.8", "files": ["lib/libcublas.so.12"]})
+    )
+    (meta / "cuda-cudart-12.4.127-0.json").write_text(
+        json.dumps({"version": "12.4.127", "files": ["lib/libcudart.so.12"]})
+    )
+    assert package_version(lib) == "12.4.127"
