@@ -336,3 +336,26 @@ def test_wsl2_advice_names_the_driver_its_own_choice_needs(describe, kb) -> None
 
     line = wsl.advice(native, target, resolve_for, machine, kb)["tensorflow"]
     assert "after updating the Windows driver to ≥ 600.10 (R" in line, line
+
+
+def test_tensorflows_plain_wheel_run_on_the_cpu_is_no_last_resort(describe, kb) -> None:  # type: ignore[no-untyped-def]
+    # the sources publish tensorflow 2.15.1 and 2.14.1, but tensorflow-cpu only for 2.14.1:
+    # 2.15.1's plain wheel (GPU code, no CUDA libraries of its own) runs on the CPU and is
+    # planned before an older release, and says what it carries
+    from gpuenv.resolve.target import Availability
+
+    seen = Availability(
+        versions={
+            "tensorflow": {"2.15.1": ("default",), "2.14.1": ("default",)},
+            "tensorflow-cpu": {"2.14.1": ("default",)},
+        }
+    )
+    plan = resolve(describe(None, None, "linux"), ["tensorflow"], kb=kb, available=seen)
+    tf = plan.frameworks["tensorflow"]
+    assert (tf.version, tf.variant, tf.gpu) == ("2.15.1", "cuda", False)
+    assert any(
+        w.startswith(
+            "tensorflow 2.15.1 [cuda] is a CUDA build: it runs on the CPU, and carries GPU code it will not use"
+        )
+        for w in plan.warnings
+    ), plan.warnings
