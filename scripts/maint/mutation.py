@@ -190,6 +190,10 @@ AREAS: dict[str, Area] = {
             "tests/envs/test_python_lookup.py",
             "tests/envs/test_interpreter_for.py",
             "tests/envs/test_uv_progress.py",
+            "tests/envs/test_pylock_install.py::test_fetch_then_offline_install_of_a_pylock",
+            "tests/envs/test_one_cache.py::test_a_python_uv_can_download_is_enough",
+            "tests/envs/test_one_cache.py::"
+            "test_uv_failing_to_list_its_downloads_is_refused_whatever_it_printed",
         ),
     ),
     "envs-sources": Area(
