@@ -158,6 +158,8 @@ AREAS: dict[str, Area] = {
             "tests/recipes/test_remote_wheel.py",
             "tests/lock/test_probe_guards.py",
             "tests/lock/test_probe_cache.py",
+            "tests/lock/test_portable_mirrors.py::test_uv_sources_reads_variables_and_uv_toml",
+            "tests/lock/test_portable_mirrors.py::test_hostile_variables_are_refused",
         ),
     ),
     "envs": Area(
@@ -617,6 +619,10 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         'if any(wanted(line.split(",", 2)[0]) for line in text.splitlines()):',
     ): "only the part before the first comma is used: splitting at one comma or two gives the"
     " same first part",
+    (
+        f"{PKG}/index/config.py",
+        "if any(ch.isspace() or ord(ch) < 33 or ord(ch) == 127 for ch in text):",
+    ): "the one character the mutant adds, 32, is the space, which isspace() already refuses",
     (f"{PKG}/doctor/shadowing.py", 'if entry.origin is "default":'): "search_order sets that"
     " origin from loader.DEFAULT, the same interned constant; a configuration file's origin is"
     " its path under the root, never the bare word: identity and equality agree",
