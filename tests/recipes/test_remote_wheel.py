@@ -85,7 +85,7 @@ def test_ranges_of_a_local_file_end_where_asked(tmp_path: Path) -> None:
 
 
 def test_the_fetch_bound_names_its_size_in_mib() -> None:
-    from gpuenv.index.remote_wheel import Budget, BoundExceeded
+    from gpuenv.index.remote_wheel import BoundExceeded, Budget
 
     budget = Budget(60, 3 << 20)
     budget.spend(3 << 20)  # up to the bound itself is allowed
