@@ -131,6 +131,8 @@ AREAS: dict[str, Area] = {
             "tests/lock/test_portable_mirrors.py",
             "tests/lock/test_early_uv.py",
             "tests/lab/hostile/test_lab_lock_sources.py",
+            "tests/lock/test_lock_write_edges.py",
+            "tests/lock/test_toml_string.py",
         ),
     ),
     "index": Area(
