@@ -112,6 +112,7 @@ AREAS: dict[str, Area] = {
             "tests/lock/test_probe_cache.py",
             "tests/lab/test_stale_cause.py",
             "tests/lock/test_early_uv.py",
+            "tests/lock/test_probe_edges.py",
         ),
     ),
     "lock-write": Area(
@@ -625,6 +626,17 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         f"{PKG}/index/config.py",
         "if any(ch.isspace() or ord(ch) < 33 or ord(ch) == 127 for ch in text):",
     ): "the one character the mutant adds, 32, is the space, which isspace() already refuses",
+    (
+        f"{PKG}/lock/fallback.py",
+        'if policy >= "none" and (found or ideal.python != locked.python):',
+    ): "the policies are FALLBACK_POLICIES, none, gpu and cpu (the lab schema accepts no"
+    " other): of those only none sorts at or after 'none'",
+    (
+        f"{PKG}/lock/probe_cache.py",
+        'path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 1)',
+    ): "getattr's default is used only where os has no O_NONBLOCK (Windows)",
+    (f"{PKG}/lock/availability.py", "@dataclass(frozen=False)"): "a SourcedPlan is made once"
+    " by resolve_with_sources and read; no code assigns to one or hashes one",
     (f"{PKG}/doctor/shadowing.py", 'if entry.origin is "default":'): "search_order sets that"
     " origin from loader.DEFAULT, the same interned constant; a configuration file's origin is"
     " its path under the root, never the bare word: identity and equality agree",
