@@ -637,6 +637,11 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ): "getattr's default is used only where os has no O_NONBLOCK (Windows)",
     (f"{PKG}/lock/availability.py", "@dataclass(frozen=False)"): "a SourcedPlan is made once"
     " by resolve_with_sources and read; no code assigns to one or hashes one",
+    (
+        f"{PKG}/envs/sources.py",
+        'project = art.url[len(PORTABLE_PREFIX) :].split("/", 2)[0]',
+    ): "only the part before the first '/' is used: splitting once or twice gives the same"
+    " first part",
     (f"{PKG}/doctor/shadowing.py", 'if entry.origin is "default":'): "search_order sets that"
     " origin from loader.DEFAULT, the same interned constant; a configuration file's origin is"
     " its path under the root, never the bare word: identity and equality agree",
