@@ -290,6 +290,10 @@ AREAS: dict[str, Area] = {
             "tests/resolve/test_impossible_input.py",
             "tests/resolve/test_public_examples.py",
             "tests/resolve/test_cpu_plans.py",
+            "tests/resolve/test_wsl_advice.py",
+            "tests/envs/test_packages_jupyter.py::test_split_requirements_keeps_frameworks_for_the_resolver",
+            "tests/envs/test_packages_jupyter.py::test_hostile_extra_packages_are_refused",
+            "tests/resolve/test_plan_edges.py",
         ),
     ),
     "doctor": Area(
