@@ -646,6 +646,11 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         'project = art.url[len(PORTABLE_PREFIX) :].split("/", 2)[0]',
     ): "only the part before the first '/' is used: splitting once or twice gives the same"
     " first part",
+    (
+        f"{PKG}/envs/jupyter.py",
+        "except (CosmicRayTestingException, ValueError, RecursionError):",
+    ): "UnsafePathError is a ValueError (gpuenv.fs.safe_paths), which the same clause still"
+    " catches",
     (f"{PKG}/doctor/shadowing.py", 'if entry.origin is "default":'): "search_order sets that"
     " origin from loader.DEFAULT, the same interned constant; a configuration file's origin is"
     " its path under the root, never the bare word: identity and equality agree",
