@@ -651,6 +651,8 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "except (CosmicRayTestingException, ValueError, RecursionError):",
     ): "UnsafePathError is a ValueError (gpuenv.fs.safe_paths), which the same clause still"
     " catches",
+    (f"{PKG}/output/redact.py", 'out.append(part.split("=", 2)[0] + "=" + MASK)'): "only the"
+    " name before the first '=' is kept: splitting once or twice gives the same name",
     (f"{PKG}/doctor/shadowing.py", 'if entry.origin is "default":'): "search_order sets that"
     " origin from loader.DEFAULT, the same interned constant; a configuration file's origin is"
     " its path under the root, never the bare word: identity and equality agree",
