@@ -149,3 +149,18 @@ def test_a_wheel_platform_tag_names_its_conda_platforms(
     from gpuenv.index.wheel_platforms import platform_of
 
     assert platform_of(tag) == platforms
+
+
+@pytest.mark.parametrize(
+    ("filename", "project"),
+    [
+        ("torch-2.6.0-cp312-cp312-manylinux_2_28_x86_64.whl", "torch"),
+        ("Jax_Lib-0.4.30.tar.gz", "jax-lib"),
+        ("nvidia_cudnn_cu12-9.1.0.70.zip", "nvidia-cudnn-cu12"),
+        ("README.txt", None),
+    ],
+)
+def test_a_file_name_names_its_project(filename: str, project: str | None) -> None:
+    from gpuenv.index.simple import project_of
+
+    assert project_of(filename) == project
