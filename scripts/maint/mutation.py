@@ -653,6 +653,10 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     " catches",
     (f"{PKG}/output/redact.py", 'out.append(part.split("=", 2)[0] + "=" + MASK)'): "only the"
     " name before the first '=' is kept: splitting once or twice gives the same name",
+    (
+        f"{PKG}/lock/availability.py",
+        "except (CosmicRayTestingException, ValueError):",
+    ): "packaging's InvalidWheelFilename is a ValueError, which the same clause still catches",
     (f"{PKG}/doctor/shadowing.py", 'if entry.origin is "default":'): "search_order sets that"
     " origin from loader.DEFAULT, the same interned constant; a configuration file's origin is"
     " its path under the root, never the bare word: identity and equality agree",
