@@ -657,6 +657,11 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         f"{PKG}/lock/availability.py",
         "except (CosmicRayTestingException, ValueError):",
     ): "packaging's InvalidWheelFilename is a ValueError, which the same clause still catches",
+    (
+        f"{PKG}/resolve/explain.py",
+        'cand.framework, [r for r in blocked if r.rule <= "driver" and r.needs_driver], target',
+    ): "only the 'driver' rule's rejections carry needs_driver (every needs_driver= in gpu_rules"
+    " is a 'driver' rejection), so the rules that sort before it fail the second test anyway",
     (f"{PKG}/doctor/shadowing.py", 'if entry.origin is "default":'): "search_order sets that"
     " origin from loader.DEFAULT, the same interned constant; a configuration file's origin is"
     " its path under the root, never the bare word: identity and equality agree",
