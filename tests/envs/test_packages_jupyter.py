@@ -131,3 +131,15 @@ def test_a_kernel_json_over_1_mib_is_not_read(tmp_path: Path) -> None:
 def test_a_kernel_json_of_exactly_1_mib_is_read(tmp_path: Path) -> None:
     _folder, environ = _padded_kernel(tmp_path, 1 << 20)
     assert remove_kernel("lab", environ)  # still recognised as gpuenv's own
+
+
+def test_a_linked_kernel_json_is_not_taken_for_gpuenvs(tmp_path: Path) -> None:
+    # a kernel.json that is a link to one gpuenv wrote: not followed, so not gpuenv's own
+    environ = {"JUPYTER_DATA_DIR": str(tmp_path / "jupyter")}
+    elsewhere = {"JUPYTER_DATA_DIR": str(tmp_path / "elsewhere")}
+    ours = register_kernel(Path("/p"), "other", "", {}, elsewhere)
+    planted = kernel_dir("other", environ)
+    planted.mkdir(parents=True)
+    (planted / "kernel.json").symlink_to(ours / "kernel.json")
+    assert not remove_kernel("other", environ)
+    assert (planted / "kernel.json").is_symlink()
