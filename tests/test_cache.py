@@ -356,3 +356,19 @@ def test_only_the_running_users_own_files_count_as_private(
     assert why_not_private(status(1000, 0o100620), windows=False) == (
         "others can write it (mode -rw--w----)"
     )
+
+
+def test_a_planted_link_is_refused_by_the_open_through_the_folder(tmp_path: Path) -> None:
+    """The refusal comes from opening the name through the checked folder's handle with
+    O_NOFOLLOW (one step, nothing to race), not from a check by name before it: the reason is
+    the system's own for a link there."""
+    import errno
+
+    from gpuenv.fs.private_read import read_private
+
+    folder = tmp_path / "c"
+    folder.mkdir(mode=0o700)
+    (tmp_path / "planted").write_bytes(b"x")
+    (folder / "k.pickle").symlink_to(tmp_path / "planted")
+    data, why = read_private(folder, "k.pickle", 100)
+    assert data is None and why == f"{folder / 'k.pickle'}: {os.strerror(errno.ELOOP)}"

@@ -114,6 +114,7 @@ AREAS: dict[str, Area] = {
             "tests/lock/test_probe_cache.py",
             "tests/lab/test_stale_cause.py",
             "tests/lock/test_early_uv.py",
+            "tests/lock/test_probe_edges.py",
         ),
     ),
     "lock-write": Area(
@@ -134,6 +135,8 @@ AREAS: dict[str, Area] = {
             "tests/lock/test_early_uv.py",
             "tests/lab/hostile/test_lab_lock_sources.py",
             "tests/lab/test_shared_uv_runs.py",
+            "tests/lock/test_lock_write_edges.py",
+            "tests/lock/test_toml_string.py",
         ),
     ),
     "index": Area(
@@ -157,10 +160,13 @@ AREAS: dict[str, Area] = {
             "tests/index/test_index_config.py",
             "tests/index/hostile/test_index_retries.py",
             "tests/index/hostile/test_index_bounds.py",
+            "tests/index/hostile/test_one_http_session.py",
             "tests/index/hostile/test_credentials.py::test_redaction",
             "tests/recipes/test_remote_wheel.py",
             "tests/lock/test_probe_guards.py",
             "tests/lock/test_probe_cache.py",
+            "tests/lock/test_portable_mirrors.py::test_uv_sources_reads_variables_and_uv_toml",
+            "tests/lock/test_portable_mirrors.py::test_hostile_variables_are_refused",
         ),
     ),
     "envs": Area(
@@ -193,6 +199,10 @@ AREAS: dict[str, Area] = {
             "tests/envs/test_python_lookup.py",
             "tests/envs/test_interpreter_for.py",
             "tests/envs/test_uv_progress.py",
+            "tests/envs/test_pylock_install.py::test_fetch_then_offline_install_of_a_pylock",
+            "tests/envs/test_one_cache.py::test_a_python_uv_can_download_is_enough",
+            "tests/envs/test_one_cache.py::"
+            "test_uv_failing_to_list_its_downloads_is_refused_whatever_it_printed",
         ),
     ),
     "envs-sources": Area(
@@ -252,6 +262,10 @@ AREAS: dict[str, Area] = {
             "tests/resolve/test_typed_gpu_names.py",
             "tests/resolve/test_explain_sources.py",
             "tests/resolve/test_target_edges.py",
+            "tests/resolve/test_rule_edges.py",
+            "tests/resolve/test_honest_assumptions.py",
+            "tests/resolve/test_rubin_and_windows_arm.py",
+            "tests/resolve/test_every_gpu_checked.py",
         ),
     ),
     "resolve-plan": Area(
@@ -280,6 +294,10 @@ AREAS: dict[str, Area] = {
             "tests/resolve/test_impossible_input.py",
             "tests/resolve/test_public_examples.py",
             "tests/resolve/test_cpu_plans.py",
+            "tests/resolve/test_wsl_advice.py",
+            "tests/envs/test_packages_jupyter.py::test_split_requirements_keeps_frameworks_for_the_resolver",
+            "tests/envs/test_packages_jupyter.py::test_hostile_extra_packages_are_refused",
+            "tests/resolve/test_plan_edges.py",
         ),
     ),
     "doctor": Area(
@@ -454,10 +472,6 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     " default is used only where os has no O_NOFOLLOW (Windows)",
     (f"{PKG}/fs/private_read.py", "chunk = os.read(fd, min(left, 1 << 21))"): "the chunk size"
     " of a loop that reads to the limit: a file's bytes are the same read in 1 or 2 MiB steps",
-    (f"{PKG}/fs/private_read.py", "if  use_dir_fd and os.path.islink(path):"): "an extra"
-    " check by name before the open through the folder's handle, which refuses a linked file"
-    " as well (O_NOFOLLOW): the same files are read and refused; only the -v reason for a"
-    " linked file reads `is a link` instead of the system's ELOOP text",
     (f"{PKG}/fs/workdir.py", 'if pid == os.getpid() and os.name == "nt":'): "for gpuenv's own"
     " pid, os.kill(pid, 0) succeeds: alive either way",
     (f"{PKG}/fs/workdir.py", "os.kill(pid, -1)"): "Linux looks the pid up before it checks the"
@@ -475,10 +489,6 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         'def why_not_private(info: os.stat_result, windows: bool = sys.platform > "win32")'
         " -> Optional[str]:",
     ): "the default is computed once: 'linux' > 'win32' is False, as 'linux' == 'win32' is",
-    (f"{PKG}/fs/private_read.py", "if not not use_dir_fd and os.path.islink(path):"): "an"
-    " extra check by name before the open through the folder's handle, which refuses a linked"
-    " file as well (O_NOFOLLOW): the same files are read and refused; only the -v reason for a"
-    " linked file reads `is a link` instead of the system's ELOOP text",
     (
         f"{PKG}/fs/private_read.py",
         'def why_not_private(info: os.stat_result, windows: bool = sys.platform >= "win32")'
@@ -488,13 +498,11 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     " default is used only where os has no O_DIRECTORY (Windows)",
     (f"{PKG}/fs/private_read.py", '_DIRECTORY = getattr(os, "O_DIRECTORY", -1)'): "getattr's"
     " default is used only where os has no O_DIRECTORY (Windows)",
-    (f"{PKG}/fs/safe_paths.py", "if not follow_links and exc.errno > errno.ELOOP:"): "the"
-    " errors open() gives for a path gpuenv reads its own state from (ENOENT 2, ENXIO 6,"
-    " EACCES 13, ENOTDIR 20, EISDIR 21, ENAMETOOLONG 36) are all below ELOOP (40); none above"
-    " it can be made to happen on Linux",
-    (f"{PKG}/fs/safe_paths.py", "if not follow_links and exc.errno >= errno.ELOOP:"): "the"
-    " errors open() gives for a path gpuenv reads its own state from are all below ELOOP (40),"
-    " and ELOOP itself gets the same message as with `==`",
+    (f"{PKG}/fs/safe_paths.py", "if not follow_links and exc.errno >= errno.ELOOP:"): "ELOOP"
+    " itself gets the same message as with `==`; the errors open() gives for reading a path"
+    " (ENOENT 2, ENXIO 6, EACCES 13, ENOTDIR 20, EISDIR 21, ENAMETOOLONG 36) are all below"
+    " ELOOP (40), and none above it (EOVERFLOW 75 needs a 32-bit open of a >2 GiB file) can be"
+    " made to happen by opening a file read-only on 64-bit Linux",
     (
         f"{PKG}/doctor/driver.py",
         'return "windows" if machine.os.family >= "windows" or machine.os.wsl else "linux"',
@@ -538,10 +546,6 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     " at the first one or the first two gives the same last part",
     (f"{PKG}/doctor/loader.py", "for pattern in line[ 7:].split():"): "the line starts with"
     " `include` (7 characters) and a blank (checked just above), which split() drops",
-    (f"{PKG}/doctor/driver.py", "if own and own > target and own_fits:"): "a toolkit's own"
-    " driver is never older than its CUDA major's floor, so where they differ the own one is"
-    " the greater (every driver in the knowledge base has a three-digit branch, so the string"
-    " order is the version order)",
     (f"{PKG}/doctor/shadowing.py", "if entry.origin is LD_LIBRARY_PATH:"): "search_order sets"
     " that origin from the LD_LIBRARY_PATH constant itself: identity and equality agree",
     (f"{PKG}/doctor/environment.py", 'if plan.accelerator == "cuda" or gpu_fws:'): "gpuenv's"
@@ -562,6 +566,121 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "on_cpu = sum(1 for i in range(n) if idx[i] >= gpu_counts[i] and gpu_counts[i] >= 0)",
     ): "adds the same constant (the frameworks with no GPU candidate at all) to every key:"
     " the search order is unchanged",
+    (f"{PKG}/resolve/gpu_rules.py", "@dataclass(frozen=False)"): "a GpuCase is made once per"
+    " build and read by the rules; no code assigns to one or hashes one",
+    (
+        f"{PKG}/resolve/gpu_rules.py",
+        "if cc_tuple(cc)[0] > cc_tuple(row.min_compute_capability)[0]:",
+    ): "differs only for a GPU whose major is below the cuDNN row's lowest compute capability,"
+    " and the cuDNN rule, which runs first, has rejected such a build before this warning is"
+    " asked for",
+    (
+        f"{PKG}/resolve/broken_rule.py",
+        'cc = f"{sm[3:-1]}.{sm[-1]}" if sm.startswith("sm_") and len(sm) >= 4 else None',
+    ): "sm names are made from compute capabilities `M.m` (sm_50 and longer); a four-character"
+    " sm_5 would give `.5`, which no [[broken]] row lists, so None and no row agree",
+    (
+        f"{PKG}/resolve/wsl.py",
+        "best = resolve_for(machine, best_driver) if best_driver is not target.driver_text else now",
+    ): "when the newest driver is the machine's own, resolving again for that same driver gives"
+    " the plan `now` already is; only the time spent differs",
+    (f"{PKG}/resolve/rules.py", "@lru_cache(maxsize= 257)"): "the size of a memo of sorted"
+    " Python lists: what it returns is the same, only how often it is recomputed changes",
+    (
+        f"{PKG}/resolve/gpu_rules.py",
+        'if case.arch > "ptx" or not case.own_min or not case.below(case.own_min):',
+    ): "arch is one of 'sass' and 'ptx' (_arch returns no other): 'sass' > 'ptx' is true as"
+    " 'sass' != 'ptx' is, and 'ptx' > 'ptx' false as 'ptx' != 'ptx' is",
+    (
+        f"{PKG}/resolve/gpu_rules.py",
+        "if cc_tuple(cc)[0] is not cc_tuple(row.min_compute_capability)[0]:",
+    ): "compute capability majors are small ints (2 to 12), which CPython keeps one object"
+    " each of: `is not` and `!=` agree",
+    (
+        f"{PKG}/resolve/gpu_rules.py",
+        "low = cc_tuple(target.ccs[0] if not target.ccs else target.cc)",
+    ): "reached only when target.cc is set, and then ccs holds the planned GPUs' compute"
+    " capabilities sorted, the lowest first, which is the deciding GPU's, target.cc: both"
+    " branches give the same value",
+    (f"{PKG}/resolve/candidates.py", 'return rejection.rule is "platform" and any('): "rule"
+    " names are string literals of the rules' own code (interned by CPython), never read from"
+    " input: identity and equality agree",
+    (
+        f"{PKG}/resolve/rules.py",
+        '"platform", f"no wheels for {target.platform}", incomplete= release.builds_complete',
+    ): "the caveat of a rejection nobody sees: a GPU build reaches this line only on a platform"
+    " it is published for, so candidates._published_elsewhere drops its 'platform' rejection,"
+    " and a CPU fallback's 'platform' rejections are never reported",
+    (
+        f"{PKG}/resolve/target.py",
+        "sorted({g.compute_capability for g in planned if g or g.compute_capability}, key=cc_tuple)",
+    ): "every planned GPU has a compute capability: _with_cc looks a missing one up in the"
+    " knowledge base, whose GPU rows all have one, or raises TargetError",
+    (f"{PKG}/resolve/wsl.py", 'if same and r.rule >= "driver" and r.needs_driver:'): "only"
+    " the 'driver' rule's rejections carry needs_driver (every needs_driver= in gpu_rules is"
+    " a 'driver' rejection), so the other rules that sort after it fail the last test anyway",
+    (f"{PKG}/doctor/environment.py", 'elif support <= "ptx":'): "arch_support answers None"
+    " (handled just above), 'sass' or 'ptx': 'sass' <= 'ptx' is false and 'ptx' <= 'ptx' true,"
+    " as with `==`",
+    (f"{PKG}/doctor/environment.py", 'if code <= "cpu-build":'): "classify's codes are"
+    " dll-not-found, cuda-visible-devices, no-kernel-image, cpu-build, driver and verify: only"
+    " cpu-build itself sorts at or before 'cpu-build'",
+    (
+        f"{PKG}/doctor/shadowing.py",
+        'if any(wanted(line.split(",", 2)[0]) for line in text.splitlines()):',
+    ): "only the part before the first comma is used: splitting at one comma or two gives the"
+    " same first part",
+    (
+        f"{PKG}/index/config.py",
+        "if any(ch.isspace() or ord(ch) < 33 or ord(ch) == 127 for ch in text):",
+    ): "the one character the mutant adds, 32, is the space, which isspace() already refuses",
+    (
+        f"{PKG}/lock/fallback.py",
+        'if policy >= "none" and (found or ideal.python != locked.python):',
+    ): "the policies are FALLBACK_POLICIES, none, gpu and cpu (the lab schema accepts no"
+    " other): of those only none sorts at or after 'none'",
+    (
+        f"{PKG}/lock/probe_cache.py",
+        'path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 1)',
+    ): "getattr's default is used only where os has no O_NONBLOCK (Windows)",
+    (f"{PKG}/lock/availability.py", "@dataclass(frozen=False)"): "a SourcedPlan is made once"
+    " by resolve_with_sources and read; no code assigns to one or hashes one",
+    (
+        f"{PKG}/envs/sources.py",
+        'project = art.url[len(PORTABLE_PREFIX) :].split("/", 2)[0]',
+    ): "only the part before the first '/' is used: splitting once or twice gives the same"
+    " first part",
+    (
+        f"{PKG}/envs/jupyter.py",
+        "except (CosmicRayTestingException, ValueError, RecursionError):",
+    ): "UnsafePathError is a ValueError (gpuenv.fs.safe_paths), which the same clause still"
+    " catches",
+    (f"{PKG}/output/redact.py", 'out.append(part.split("=", 2)[0] + "=" + MASK)'): "only the"
+    " name before the first '=' is kept: splitting once or twice gives the same name",
+    (
+        f"{PKG}/lock/availability.py",
+        "except (CosmicRayTestingException, ValueError):",
+    ): "packaging's InvalidWheelFilename is a ValueError, which the same clause still catches",
+    (
+        f"{PKG}/resolve/explain.py",
+        'cand.framework, [r for r in blocked if r.rule <= "driver" and r.needs_driver], target',
+    ): "only the 'driver' rule's rejections carry needs_driver (every needs_driver= in gpu_rules"
+    " is a 'driver' rejection), so the rules that sort before it fail the second test anyway",
+    (f"{PKG}/doctor/shadowing.py", 'if entry.origin is "default":'): "search_order sets that"
+    " origin from loader.DEFAULT, the same interned constant; a configuration file's origin is"
+    " its path under the root, never the bare word: identity and equality agree",
+    (
+        f"{PKG}/lock/conda_lock/read.py",
+        'if custom.get(f"{_META}format") is not LOCK_FORMAT:',
+    ): "LOCK_FORMAT is the one-character string '1', and CPython keeps one object per"
+    " one-character string: a '1' read from the file is that object, anything else differs"
+    " either way",
+    (
+        f"{PKG}/lock/pylock/read.py",
+        "if not isinstance(wheels, list) or len(wheels) != 1 or not isinstance(wheels[ -1], dict):",
+    ): "read only when the list has exactly one item, which is both wheels[0] and wheels[-1]",
+    (f"{PKG}/lock/pylock/read.py", "wheel = wheels[ -1]"): "the line above let through only a"
+    " list of exactly one wheel: wheels[0] and wheels[-1] are the same",
 }
 
 

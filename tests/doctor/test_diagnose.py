@@ -259,3 +259,16 @@ def test_verify_error_is_reported(kb: KnowledgeBase) -> None:
     plan = resolve(machine(kb, None, None), ["torch"], kb=kb)
     env = dataclasses.replace(env_for(plan), verify_error="EnvironmentNotFound: no interpreter")
     assert one(diagnose(machine(kb, None, None), kb, [env], {}), "verify-failed")
+
+
+@pytest.mark.parametrize(
+    ("os_name", "what"),
+    [
+        ("macos", "no NVIDIA GPU: macOS has no CUDA driver"),
+        ("windows", "no NVIDIA GPU found"),
+        ("linux", "no NVIDIA GPU found"),
+    ],
+)
+def test_no_gpu_names_macos_only_on_macos(kb: KnowledgeBase, os_name: str, what: str) -> None:
+    here = describe_machine(kb, gpu=None, driver=None, os_name=os_name, arch=None)
+    assert one(diagnose(here, kb, [], {}), "no-gpu").what == what

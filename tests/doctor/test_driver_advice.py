@@ -20,7 +20,7 @@ from gpuenv.machine.describe import describe_machine
 from gpuenv.recipes import KnowledgeBase
 from gpuenv.resolve import resolve
 from gpuenv.resolve.plan import Plan
-from gpuenv.verify.report import FrameworkReport, Report
+from gpuenv.verify.report import Check, FrameworkReport, Report
 from gpuenv.versions import version_key
 
 
@@ -415,3 +415,151 @@ def test_a_cpu_plan_without_fixes_points_at_explain(kb: KnowledgeBase) -> None:
     d = diagnose(here, kb, [env_for(Plan.from_json(data))], {})
     (found,) = [f for f in d.findings if f.code == "cpu-plan"]
     assert found.fix == ("`gpuenv explain` lists every rejected GPU build and why",)
+
+
+def _floor_moved(kb: KnowledgeBase, major: int, linux: str) -> KnowledgeBase:
+    """The knowledge base with CUDA `major`'s minor-version-compatibility floor on Linux moved
+    (a private edit: what the advice does with such a row, not a claim about NVIDIA's)."""
+    moved = dataclasses.replace(kb.cuda_majors[major], min_driver_linux=linux)
+    return dataclasses.replace(kb, cuda_majors={**kb.cuda_majors, major: moved})
+
+
+def test_a_floor_past_the_gpus_last_branch_asks_to_re_plan(kb: KnowledgeBase) -> None:
+    # Kepler (Tesla K80) ends with R470 and has kernels up to CUDA 11.x; were CUDA 11's floor
+    # in R480, no driver it can take would run a CUDA 11.8 build
+    kepler = machine(kb, "Tesla K80", "418.67")
+    text = needed_driver_text(_floor_moved(kb, 11, "480.10.01"), kepler, "11.8")
+    assert text.startswith("Kepler GPUs end with driver branch R470"), text
+    # at R470 itself it is still the driver to install
+    at = needed_driver_text(_floor_moved(kb, 11, "470.42.01"), kepler, "11.8")
+    assert at == "install NVIDIA driver ≥ 470.42.01 (the floor for CUDA 11.x)"
+
+
+def test_a_four_digit_own_driver_is_named_beside_a_three_digit_floor(kb: KnowledgeBase) -> None:
+    # drivers are compared as versions, not as text ("1000.10" sorts before "525.60.13")
+    toolkit = dataclasses.replace(kb.toolkits["12.4"], min_driver_linux="1000.10")
+    edited = dataclasses.replace(kb, toolkits={**kb.toolkits, "12.4": toolkit})
+    ampere = machine(kb, "GeForce RTX 3090", "470.82.01")
+    floor = kb.cuda_majors[12].min_driver_linux
+    assert needed_driver_text(edited, ampere, "12.4") == (
+        f"install NVIDIA driver ≥ {floor} (the floor for CUDA 12.x; CUDA 12.4's own driver,"
+        " ≥ 1000.10, is better)"
+    )
+
+
+def test_a_report_read_back_from_json_names_the_installed_tensorflow(kb: KnowledgeBase) -> None:
+    # what verify wrote to the environment, read back: its strings are not the literals'
+    report = Report.from_json(json.loads(json.dumps(_tf_report("2.16.1").to_json())))
+    env = EnvironmentInput("old", Path("/envs/old"), {"stack": {}}, report)
+    found = [
+        f for f in diagnose(_windows(kb), kb, [env], {}).findings if f.code == "tensorflow-windows"
+    ]
+    assert [f.what for f in found] == ["TensorFlow 2.16.1 runs only on the CPU on native Windows"]
+
+
+def test_an_installed_release_the_knowledge_base_lacks_gets_no_arch_verdict(
+    kb: KnowledgeBase,
+) -> None:
+    # torch 2.11.0 cu128 has no sm_70 kernels (the test above); a 2.11.5 that the knowledge base
+    # does not know is not judged by 2.11.0's build
+    volta = machine(kb, "Tesla V100-SXM2-16GB", "580.95.05")
+    data = resolve(volta, ["torch"], kb=kb).to_json()
+    assert not any(r.version == "2.11.5" for r in kb.framework("torch").releases)
+    data["frameworks"]["torch"].update(version="2.11.5", variant="cu128", cuda="12.8")
+    d = diagnose(volta, kb, [env_for(Plan.from_json(data))], {})
+    assert "no-kernel-image" not in {f.code for f in d.findings}
+
+
+def test_a_cuda_plan_is_never_reported_as_a_cpu_plan(kb: KnowledgeBase) -> None:
+    # a CUDA plan whose frameworks name no CUDA version (nothing for the CUDA checks to
+    # read) is still no "runs on the CPU" plan
+    here = machine(kb, "GeForce RTX 3090", "580.95.05")
+    data = resolve(here, ["torch"], kb=kb).to_json()
+    assert data["accelerator"] == "cuda"
+    for fw in data["frameworks"].values():
+        fw["cuda"] = None
+    d = diagnose(here, kb, [env_for(Plan.from_json(data))], {})
+    assert "cpu-plan" not in {f.code for f in d.findings}
+
+
+def _failed(name: str, problem: str, *checks: Check) -> Report:
+    fw = FrameworkReport(name, ok=False, version="2.16.1", checks=list(checks), problems=[problem])
+    return Report("python.exe", "3.10.11", "cuda", (fw,))
+
+
+def _problems(kb: KnowledgeBase, report: Report) -> list[Finding]:
+    env = EnvironmentInput("lab", Path("/envs/lab"), {"stack": {}}, report)
+    (environment,) = diagnose(_windows(kb), kb, [env], {}).environments
+    return [f for f in environment.findings if f.severity == PROBLEM]
+
+
+def test_a_failed_framework_lists_the_details_of_its_failed_checks_only(kb: KnowledgeBase) -> None:
+    report = _failed(
+        "torch",
+        "torch.cuda.is_available() is False",
+        Check("import", True, "imported in 2.1 s"),
+        Check("matmul", False, "RuntimeError: CUDA error"),
+        Check("device", False, ""),
+    )
+    (found,) = _problems(kb, report)
+    assert found.why == ("check matmul: RuntimeError: CUDA error",)
+
+
+def test_tensorflows_dll_error_gets_the_cuda_advice_even_without_a_cuda_dll(
+    kb: KnowledgeBase,
+) -> None:
+    text = "ImportError: DLL load failed while importing _pywrap_tensorflow_internal"
+    (tf,) = _problems(kb, _failed("tensorflow", text))
+    assert tf.code == "dll-not-found" and any("CUDA 11.2 and cuDNN 8.1" in f for f in tf.fix)
+    torch_text = "OSError: [WinError 126] Error loading cudnn64_8.dll or one of its dependencies"
+    (torch,) = _problems(kb, _failed("torch", torch_text))
+    assert any("Windows could not load CUDA/cuDNN DLLs (cudnn64_8.dll)" in f for f in torch.fix)
+
+
+def test_the_installed_tensorflow_is_found_among_other_frameworks(kb: KnowledgeBase) -> None:
+    torch = FrameworkReport("torch", ok=True, version="2.5.1", build="CPU", device="cpu")
+    tf = FrameworkReport("tensorflow", ok=True, version="2.16.1", build="CPU", device="cpu")
+    report = Report("python.exe", "3.10.11", "cuda", (torch, tf))
+    env = EnvironmentInput("old", Path("/envs/old"), {"stack": {}}, report)
+    found = [
+        f.what
+        for f in diagnose(_windows(kb), kb, [env], {}).findings
+        if f.code == "tensorflow-windows"
+    ]
+    assert found == ["TensorFlow 2.16.1 runs only on the CPU on native Windows"]
+
+
+def test_the_cuda_floor_named_on_windows_is_the_windows_one(kb: KnowledgeBase) -> None:
+    floor = kb.cuda_majors[12]
+    assert floor.min_driver_windows != floor.min_driver_linux
+    here = describe_machine(
+        kb, gpu="GeForce RTX 3090", driver="452.39", os_name="windows", arch=None
+    )
+    text = needed_driver_text(kb, here, "12.0")
+    assert text == f"install NVIDIA driver ≥ {floor.min_driver_windows} (the floor for CUDA 12.x)"
+
+
+def test_a_driver_at_a_toolkits_minimum_runs_that_toolkit(kb: KnowledgeBase) -> None:
+    from gpuenv.doctor.driver import max_cuda
+
+    newest = max(kb.toolkits.values(), key=lambda t: version_key(t.version))
+    here = machine(kb, "GeForce RTX 3090", newest.min_driver_linux)
+    assert here.driver is not None and here.driver.cuda is None  # derived, not reported
+    assert max_cuda(kb, here).version == newest.version
+
+
+def test_a_toolkits_own_driver_in_the_gpus_last_branch_is_named(kb: KnowledgeBase) -> None:
+    # Kepler ends with R470; CUDA 11.4's own driver 470.42.01 is in that very branch
+    kepler = machine(kb, "Tesla K80", "418.67")
+    own = kb.toolkits["11.4"].min_driver_linux
+    assert own.split(".")[0] == limiting_generation(kb, kepler).last_driver_branch  # type: ignore[union-attr]
+    assert needed_driver_text(kb, kepler, "11.4").endswith(
+        f"CUDA 11.4's own driver, ≥ {own}, is better)"
+    )
+
+
+def test_no_device_order_note_without_gpus(kb: KnowledgeBase) -> None:
+    from gpuenv.doctor.machine_checks import visible_devices_findings
+
+    found = visible_devices_findings(machine(kb, None, None), {"CUDA_VISIBLE_DEVICES": "0"})
+    assert not any("CUDA_DEVICE_ORDER" in w for f in found for w in f.why), found

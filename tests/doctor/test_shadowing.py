@@ -26,6 +26,7 @@ from gpuenv.doctor.shadowing import (
     environment_libraries,
     environment_shadowing,
     machine_shadowing,
+    package_version,
     same_version,
     toolkit_variables,
     windows_path_shadowing,
@@ -209,6 +210,7 @@ def test_ld_library_path_shadow_is_a_problem_with_path_versions_and_fix(tmp_path
     assert ENV_VERSION in f.what
     assert f.what.startswith("libcudart.so.12: the loader would take ")
     assert f"{system} is on LD_LIBRARY_PATH" in f.why
+    assert "LD_LIBRARY_PATH is searched before the RUNPATH" in f.why[1]
     assert f"remove {system} from LD_LIBRARY_PATH" in f.fix[0]
     assert "`gpuenv run -n lab -- COMMAND`" in f.fix[0]
 
@@ -226,6 +228,7 @@ def test_conf_folder_shadow_names_the_conf_file(tmp_path: Path) -> None:
     assert " can shadow the environment's " in f.what
     assert ENV_VERSION in f.what
     assert f"{conf} names {folder} for ldconfig's cache" in f.why
+    assert f.why[1].startswith("it wins where a library is loaded by soname without a RUNPATH")
     assert f"remove the line naming {folder} from {conf}" in f.fix[0] and "ldconfig" in f.fix[0]
 
 
@@ -341,7 +344,8 @@ def test_windows_path_entries_with_cuda_dlls() -> None:
             raise FileNotFoundError(folder)
         return folders[folder]
 
-    environ = {"Path": ";".join([*folders, r"C:\missing", ""])}
+    # Windows spells it Path, and other variables come before it
+    environ = {"SystemRoot": r"C:\Windows", "Path": ";".join([*folders, r"C:\missing", ""])}
     found = windows_path_shadowing(environ, listdir)
     assert [f.what.split(" on PATH")[0] for f in found] == list(folders)[:2]
     assert "cublas64_11.dll, cudart64_110.dll" in found[0].what
@@ -511,3 +515,83 @@ def test_a_loader_configuration_up_to_1_mib_is_read(tmp_path: Path) -> None:
     with conf.open("a") as fh:
         fh.write("\n")
     assert conf_dirs(tmp_path) == []
+
+
+def test_the_nul_byte_finding_counts_the_lines_it_skipped(tmp_path: Path) -> None:
+    root = conf_root(tmp_path)
+    broken = root / "etc" / "ld.so.conf.d" / "broken.conf"
+    broken.write_text("/opt/a\x00b\n/opt/kept\n/opt/c\x00d\n")
+    found = machine_shadowing({}, root)
+    assert found[0].code == "loader-configuration-unreadable"
+    assert "a NUL byte in 2 of its lines" in found[0].what, found[0].what
+
+
+def test_a_wheels_library_takes_the_version_of_the_record_that_lists_it(tmp_path: Path) -> None:
+    # another nvidia wheel's RECORD sorts first; its paths sort both before the library's
+    # (nvidia/cublas/...) and after it (nvidia_cublas_cu12-....dist-info/...)
+    site = tmp_path / "site-packages"
+    lib = site / "nvidia" / "cuda_runtime" / "lib" / "libcudart.so.12"
+    lib.parent.mkdir(parents=True)
+    lib.write_bytes(b"")
+    for dist, files in (
+        ("nvidia_cublas_cu12-12.4.5.8", ["nvidia/cublas/lib/libcublas.so.12"]),
+        ("nvidia_cuda_runtime_cu12-12.4.127", ["nvidia/cuda_runtime/lib/libcudart.so.12"]),
+    ):
+        record = site / f"{dist}.dist-info" / "RECORD"
+        record.parent.mkdir()
+        lines = [*files, f"{dist}.dist-info/RECORD"]
+        record.write_text("".join(f"{f},sha256=x,1\n" for f in lines))
+    assert package_version(lib) == "12.4.127"
+    assert package_version(site / "nvidia" / "cuda_nvrtc" / "lib" / "libnvrtc.so.12") is None
+
+
+@pytest.mark.parametrize("first", [None, "", "empty"])
+def test_cuda_path_is_read_whatever_cuda_home_holds(tmp_path: Path, first: str | None) -> None:
+    # CUDA_HOME unset, empty, or naming a folder without CUDA libraries: CUDA_PATH still counts
+    toolkit = tmp_path / "cuda-12.4"
+    (toolkit / "lib64").mkdir(parents=True)
+    (toolkit / "lib64" / "libcudart.so.12.4.127").write_bytes(b"")
+    (tmp_path / "empty").mkdir()
+    environ = {"CUDA_PATH": str(toolkit)}
+    if first is not None:
+        environ["CUDA_HOME"] = str(tmp_path / first) if first else ""
+    [f] = toolkit_variables(environ)
+    assert f.what == f"CUDA_PATH={toolkit} names a CUDA toolkit: libcudart.so.12 (12.4.127)"
+
+
+def test_a_toolkit_names_its_first_four_libraries(tmp_path: Path) -> None:
+    toolkit = tmp_path / "cuda-12.4"
+    (toolkit / "lib64").mkdir(parents=True)
+    names = [
+        "libcublas.so.12",
+        "libcudart.so.12",
+        "libcufft.so.11",
+        "libcurand.so.10",
+        "libcusparse.so.12",
+    ]
+    for name in names:
+        (toolkit / "lib64" / name).write_bytes(b"")
+    [f] = toolkit_variables({"CUDA_HOME": str(toolkit)})
+    listed = f.what.split(": ", 1)[1].split(", ")
+    assert len(listed) == 4 and all(n.endswith(" (version unknown)") for n in listed), listed
+
+
+def test_a_conda_packages_library_takes_the_version_of_the_record_that_lists_it(
+    tmp_path: Path,
+) -> None:
+    # conda-meta/*.json, read in name order: one unreadable, one of another package, then
+    # the one whose files list the library
+    lib = tmp_path / "lib" / "libcudart.so.12"
+    lib.parent.mkdir()
+    lib.write_bytes(b"")
+    meta = tmp_path / "conda-meta"
+    meta.mkdir()
+    (meta / "0-broken.json").write_text("{")
+    (meta / "1-list.json").write_text("[]")
+    (meta / "libcublas-12.4.5.8-0.json").write_text(
+        json.dumps({"version": "12.4.5.8", "files": ["lib/libcublas.so.12"]})
+    )
+    (meta / "cuda-cudart-12.4.127-0.json").write_text(
+        json.dumps({"version": "12.4.127", "files": ["lib/libcudart.so.12"]})
+    )
+    assert package_version(lib) == "12.4.127"

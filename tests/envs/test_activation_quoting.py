@@ -209,3 +209,21 @@ def test_conda_hook_refuses_a_platform_rattler_cannot_read(platform: str, tmp_pa
     with pytest.raises(ActivationError, match="not a conda platform") as caught:
         shell_hook(tmp_path, "conda", "bash", platform)
     assert "\x00" not in str(caught.value)
+
+
+def test_a_long_bad_platform_is_shown_cut_at_40_characters(tmp_path: Path) -> None:
+    platform = "x" * 39 + "yz" + "w" * 60
+    with pytest.raises(ActivationError) as caught:
+        shell_hook(tmp_path, "conda", "bash", platform)
+    assert f"its platform {platform[:40]!r}... is not a conda platform" in str(caught.value)
+
+
+@pytest.mark.parametrize("backend", ["uv", "venv", ""])
+def test_on_windows_only_a_conda_prefix_has_condas_folders(backend: str) -> None:
+    from gpuenv.envs.activation import bin_dirs
+
+    env = Path("/e")
+    assert bin_dirs(env, backend, windows=True) == [env / "Scripts"]
+    conda = bin_dirs(env, "conda", windows=True)
+    assert env in conda and env / "Scripts" in conda and len(conda) > 1
+    assert bin_dirs(env, "conda", windows=False) == [env / "bin"]

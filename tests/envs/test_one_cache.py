@@ -430,6 +430,21 @@ def test_uv_answering_nonsense_is_refused_not_trusted(
         check_python_available(py39, uv=str(uv))
 
 
+@posix_only
+def test_uv_failing_to_list_its_downloads_is_refused_whatever_it_printed(
+    py39: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `uv python list` exiting 2 has not answered, even with a CPython on its output
+    monkeypatch.delenv("UV_PYTHON_DOWNLOADS")
+    uv = tmp_path / "uv"
+    uv.write_text(
+        f"#!/bin/sh\n[ \"$2\" = find ] && exit 2\necho '{json.dumps([CPYTHON])}'\nexit 2\n"
+    )
+    uv.chmod(0o755)
+    with pytest.raises(PythonUnavailable, match="could not say"):
+        check_python_available(py39, uv=str(uv))
+
+
 def test_a_conda_lockfile_brings_its_python_or_is_refused(
     install_repos: InstallRepos, tmp_path: Path
 ) -> None:

@@ -93,3 +93,53 @@ def test_a_kernel_gpuenv_did_not_write_is_never_replaced_or_removed(tmp_path: Pa
     with pytest.raises(KernelError):
         register_kernel(Path("/p"), "other", "", {}, environ)
     assert not remove_kernel("other", environ) and elsewhere.is_dir()
+
+
+def test_macos_is_told_by_the_platforms_value() -> None:
+    # sys.platform is made at start-up, not the literal in gpuenv's code
+    darwin = "".join(["dar", "win"])
+    assert jupyter_data_dir({"HOME": "/h"}, darwin) == Path("/h/Library/Jupyter")
+
+
+def test_a_kernel_json_too_deep_to_read_is_not_gpuenvs(tmp_path: Path) -> None:
+    environ = {"JUPYTER_DATA_DIR": str(tmp_path / "jupyter")}
+    theirs = kernel_dir("lab", environ)
+    theirs.mkdir(parents=True)
+    content = b"[" * 100_000 + b"]" * 100_000
+    (theirs / "kernel.json").write_bytes(content)
+    assert not remove_kernel("lab", environ)
+    assert (theirs / "kernel.json").read_bytes() == content
+
+
+def _padded_kernel(tmp_path: Path, size: int) -> tuple[Path, dict[str, str]]:
+    """gpuenv's own kernel.json, blank-padded to `size` bytes."""
+    environ = {"JUPYTER_DATA_DIR": str(tmp_path / "jupyter")}
+    folder = register_kernel(Path("/p"), "lab", "", {}, environ)
+    written = (folder / "kernel.json").read_bytes()
+    padded = written[:-1] + b" " * (size - len(written)) + written[-1:]
+    assert len(padded) == size
+    (folder / "kernel.json").write_bytes(padded)
+    return folder, environ
+
+
+def test_a_kernel_json_over_1_mib_is_not_read(tmp_path: Path) -> None:
+    folder, environ = _padded_kernel(tmp_path, (1 << 20) + 1)
+    assert not remove_kernel("lab", environ)
+    assert (folder / "kernel.json").is_file()
+
+
+def test_a_kernel_json_of_exactly_1_mib_is_read(tmp_path: Path) -> None:
+    _folder, environ = _padded_kernel(tmp_path, 1 << 20)
+    assert remove_kernel("lab", environ)  # still recognised as gpuenv's own
+
+
+def test_a_linked_kernel_json_is_not_taken_for_gpuenvs(tmp_path: Path) -> None:
+    # a kernel.json that is a link to one gpuenv wrote: not followed, so not gpuenv's own
+    environ = {"JUPYTER_DATA_DIR": str(tmp_path / "jupyter")}
+    elsewhere = {"JUPYTER_DATA_DIR": str(tmp_path / "elsewhere")}
+    ours = register_kernel(Path("/p"), "other", "", {}, elsewhere)
+    planted = kernel_dir("other", environ)
+    planted.mkdir(parents=True)
+    (planted / "kernel.json").symlink_to(ours / "kernel.json")
+    assert not remove_kernel("other", environ)
+    assert (planted / "kernel.json").is_symlink()

@@ -138,3 +138,12 @@ def test_a_bad_platform_is_one_message_for_activate_and_run(platform: str, backe
         assert "\x00" not in message and len(message) < 400
     fine = gpuenv("activate", "-n", "good", "--shell", "bash")
     assert fine.returncode == 0 and "activate" in fine.stdout
+
+
+def test_the_store_scan_counts_sizes_only_when_asked() -> None:
+    env = fake_env("sized")
+    (env / "payload.bin").write_bytes(b"x" * 4096)
+    [sized] = scan_store(sizes=True).envs
+    assert sized.size >= 4096
+    [unsized] = scan_store(sizes=False).envs
+    assert unsized.size == 0

@@ -49,7 +49,10 @@ def test_a_waiting_install_says_so_and_times_out(
         result = gpuenv("install", str(lockfile), "--name", "lab", "--lock-timeout", "1")
         took = time.monotonic() - started
         assert result.returncode == 1, result.stderr
-        assert f"waiting for another gpuenv install of lab (pid {holder.pid})" in result.stderr
+        assert (
+            f"waiting for another gpuenv install of lab (pid {holder.pid}) to finish (up to 1s)"
+            in result.stderr
+        )
         assert "still holds the lock" in result.stderr and "--lock-timeout" in result.stderr
         assert "Traceback" not in result.stderr
         assert took < 30  # gave up at the timeout, not when the holder finished
@@ -107,3 +110,15 @@ def test_a_bad_timeout_is_bad_input(install_repos: InstallRepos, tmp_path: Path)
         assert result.returncode == 2 and "GPUENV_LOCK_TIMEOUT" in result.stderr, result.stderr
     flag = gpuenv("install", str(lockfile), "--name", "lab", "--lock-timeout", "-3")
     assert flag.returncode == 2 and "Traceback" not in flag.stderr
+
+
+def test_the_lock_file_is_made_readable_and_not_executable(tmp_path: Path) -> None:
+    from gpuenv.envs.filelock import exclusive
+
+    old = os.umask(0o022)
+    try:
+        with exclusive(tmp_path / "lab.lock"):
+            pass
+    finally:
+        os.umask(old)
+    assert (tmp_path / "lab.lock").stat().st_mode & 0o777 == 0o644

@@ -117,3 +117,9 @@ def test_install_asks_uv_for_its_bars_only_on_a_terminal(
         monkeypatch.setattr(uv_progress, "shows_progress", lambda on=on_terminal: on)
         backends.install_wheels(tmp_path / "python", [wheel], "uv")
     assert "--quiet" not in seen[0] and "--quiet" in seen[1]
+
+
+def test_a_stderr_without_isatty_shows_no_progress(monkeypatch: pytest.MonkeyPatch) -> None:
+    # a replaced stderr (some embedding tools set a bare object): no progress, no traceback
+    monkeypatch.setattr(sys, "stderr", object())
+    assert not uv_progress.shows_progress()

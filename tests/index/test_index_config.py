@@ -175,3 +175,11 @@ def test_no_host_name_of_the_default_index_in_the_source() -> None:
     if found.returncode == 128:
         pytest.skip("not a git checkout")
     assert (found.returncode, found.stdout.split()) == (1, [])
+
+
+def test_a_named_uv_index_in_a_variable_is_its_url() -> None:
+    # uv's UV_INDEX takes `name=url` items beside plain URLs
+    from gpuenv.index.config import uv_sources
+
+    found = uv_sources({"UV_INDEX": "mirror=https://m.example/simple https://plain.example/simple"})
+    assert found.indexes == ("https://m.example/simple", "https://plain.example/simple")

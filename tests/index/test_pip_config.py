@@ -295,3 +295,17 @@ def test_a_fifo_is_refused_rather_than_read(tmp_path: Path) -> None:
     os.mkfifo(tmp_path / USER)  # opening it would block forever
     with pytest.raises(PipConfigError, match="not a regular file"):
         settings(tmp_path, {}, {})
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        PipSettings(index_url="https://m.example/simple"),
+        PipSettings(extra_index_urls=("https://x.example/simple",)),
+        PipSettings(find_links=("/opt/wheels",)),
+        PipSettings(no_index=True),
+    ],
+)
+def test_any_one_setting_counts(settings: PipSettings) -> None:
+    assert settings.any()
+    assert not PipSettings(sources=("pip.conf",)).any()  # a file that set nothing

@@ -127,3 +127,40 @@ def test_two_dist_info_records_make_no_valid_wheel(tmp_path: Path) -> None:
     path.write_bytes(buf.getvalue())
     notes = refuse_overlaps([_locked(path)], "the lock")
     assert notes and "more than one" in notes[0]
+
+
+@pytest.mark.parametrize(
+    ("tag", "platforms"),
+    [
+        ("manylinux_2_28_x86_64", ("linux-64",)),
+        ("manylinux2014_aarch64", ("linux-aarch64",)),
+        ("linux_x86_64", ("linux-64",)),
+        ("musllinux_1_2_x86_64", ()),  # not a glibc Linux: gpuenv does not plan for it
+        ("macosx_10_15_x86_64", ("osx-64",)),
+        ("macosx_11_0_arm64", ("osx-arm64",)),
+        ("macosx_10_9_universal2", ("osx-64", "osx-arm64")),
+        ("win_amd64", ("win-64",)),
+        ("win32", ()),
+    ],
+)
+def test_a_wheel_platform_tag_names_its_conda_platforms(
+    tag: str, platforms: tuple[str, ...]
+) -> None:
+    from gpuenv.index.wheel_platforms import platform_of
+
+    assert platform_of(tag) == platforms
+
+
+@pytest.mark.parametrize(
+    ("filename", "project"),
+    [
+        ("torch-2.6.0-cp312-cp312-manylinux_2_28_x86_64.whl", "torch"),
+        ("Jax_Lib-0.4.30.tar.gz", "jax-lib"),
+        ("nvidia_cudnn_cu12-9.1.0.70.zip", "nvidia-cudnn-cu12"),
+        ("README.txt", None),
+    ],
+)
+def test_a_file_name_names_its_project(filename: str, project: str | None) -> None:
+    from gpuenv.index.simple import project_of
+
+    assert project_of(filename) == project

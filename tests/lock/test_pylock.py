@@ -339,3 +339,20 @@ def test_the_header_command_is_the_command_given(
         " --channel a --channel b --exclude-newer 2024-01-31 --format pylock --no-probe"
         " -o pylock.gpu.toml"
     )
+
+
+# gpuenv's limit for a pylock.toml (a lock of a few hundred wheels is well under 1 MiB)
+PYLOCK_LIMIT = 16 * 1024 * 1024
+
+
+@pytest.mark.parametrize("over", [0, 1])
+def test_a_pylock_over_16_mib_is_refused_before_it_is_parsed(tmp_path: Path, over: int) -> None:
+    head = good_text()
+    pad = PYLOCK_LIMIT + over - len(head.encode()) - 3
+    path = write(tmp_path, head + "#" + "x" * pad + "\n\n")
+    assert path.stat().st_size == PYLOCK_LIMIT + over
+    if over:
+        with pytest.raises(LockfileError, match=f"far smaller \\(limit {PYLOCK_LIMIT}\\)"):
+            load_locked(path)
+    else:  # at the limit it is read (and this one is a valid lock)
+        assert load_locked(path).pip

@@ -29,6 +29,12 @@ def test_the_cases_json_quoting_got_wrong(text: str) -> None:
     assert "\\ud83d" not in written.lower()  # no surrogate pair: TOML forbids them
 
 
-def test_a_lone_surrogate_is_refused() -> None:
+@pytest.mark.parametrize("surrogate", ["\ud800", "\udbff", "\udc00", "\udfff"])
+def test_a_lone_surrogate_is_refused(surrogate: str) -> None:
     with pytest.raises(LockError, match="lone surrogate"):
-        toml_string("bad \ud800 text")
+        toml_string(f"bad {surrogate} text")
+
+
+@pytest.mark.parametrize("edge", ["\ud7ff", "\ue000"])
+def test_the_characters_beside_the_surrogates_are_written(edge: str) -> None:
+    assert tomllib.loads(f"x = {toml_string(edge)}")["x"] == edge

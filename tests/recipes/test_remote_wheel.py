@@ -66,3 +66,42 @@ def test_a_member_that_inflates_too_far_is_refused(tmp_path: Path) -> None:
 def test_only_file_and_http_urls(url: str) -> None:
     with pytest.raises(WheelReadError):
         read_member(url, "x")
+
+
+def test_ranges_of_a_local_file_end_where_asked(tmp_path: Path) -> None:
+    from gpuenv.index.remote_wheel import CHUNK, Budget, stream_range
+
+    blob = tmp_path / "blob.bin"
+    data = os.urandom(2 * CHUNK + 5)  # three reads' worth
+    blob.write_bytes(data)
+    url = blob.as_uri()
+    budget = Budget(60, 16 * CHUNK)
+    assert b"".join(stream_range(url, 3, 1, budget)) == data[3:4]
+    assert b"".join(stream_range(url, 1, 2 * CHUNK + 2, budget)) == data[1 : 2 * CHUNK + 3]
+    assert b"".join(stream_range(url, 0, 0, budget)) == b""
+    # a negative start is a suffix, as over http: the end does not apply
+    assert read_range(url, -1, 3) == data[-1:]
+    assert read_range(url, -4, None) == data[-4:]
+
+
+def test_the_fetch_bound_names_its_size_in_mib() -> None:
+    from gpuenv.index.remote_wheel import BoundExceeded, Budget
+
+    budget = Budget(60, 3 << 20)
+    budget.spend(3 << 20)  # up to the bound itself is allowed
+    with pytest.raises(BoundExceeded, match=r"bytes fetched per wheel \(3 MiB\) was reached"):
+        budget.spend(1)
+
+
+# gpuenv's bound on one member it reads (version.py, build_info.py, METADATA: a few KB)
+MEMBER_LIMIT = 16 * 1024 * 1024
+
+
+def test_a_member_of_exactly_16_mib_is_read(tmp_path: Path) -> None:
+    wheel = tmp_path / "big-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_STORED) as zf:
+        zf.writestr("big/at_limit.bin", b"\0" * MEMBER_LIMIT)
+        zf.writestr("big/over.bin", b"\0" * (MEMBER_LIMIT + 1))
+    assert read_member(wheel.as_uri(), "big/at_limit.bin") == b"\0" * MEMBER_LIMIT
+    with pytest.raises(WheelReadError, match=f"larger than {MEMBER_LIMIT} bytes"):
+        read_member(wheel.as_uri(), "big/over.bin")

@@ -41,8 +41,10 @@ def check_plan(data: Any) -> Optional[str]:
     """What is wrong with a plan's JSON, or None when Plan.from_json may read it."""
     if not isinstance(data, dict):
         return f"the plan is {_kind(data)}, expected an object"
-    if data.get("schema") != PLAN_SCHEMA or isinstance(data.get("schema"), bool):
-        return f"schema is {data.get('schema')!r:.20}, expected {PLAN_SCHEMA}"
+    schema = data.get("schema")
+    # the integer itself: JSON's true and 1.0 are equal to 1 in Python, and no plan gpuenv wrote
+    if type(schema) is not int or schema != PLAN_SCHEMA:
+        return f"schema is {schema!r:.20}, expected {PLAN_SCHEMA}"
     python = data.get("python")
     if not isinstance(python, str) or not PYTHON_VERSION.fullmatch(python):
         return f"python is {python!r:.60}; a Python is X.Y (such as 3.12), never a path"

@@ -41,7 +41,8 @@ def redact_text(text: str) -> str:
 
 
 def _redact_one(url: str) -> str:
-    url = _USERINFO.sub(lambda m: f"{m.group('scheme')}{MASK}@", url, count=1)
+    # every user name and password, a URL inside another's path included (a proxy's address)
+    url = _USERINFO.sub(lambda m: f"{m.group('scheme')}{MASK}@", url)
     head, mark, rest = url.partition("?")
     if not mark:
         return url

@@ -134,6 +134,8 @@ def _line(
         f"; with driver {target.driver_text} it gets {name} {current.version} [{current.variant}]"
         if current and current.gpu
         else f"; driver {target.driver_text} runs no {name} GPU build there"
+        if target.driver_text
+        else f"; without a driver no {name} GPU build runs there"
     )
     branch = f" (R{target.branch_of(need)})" if need else ""
     return (

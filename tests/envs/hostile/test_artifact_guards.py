@@ -39,12 +39,25 @@ def _source(tmp_path: Path, name: str) -> Path:
     return src
 
 
-def test_fetch_replaces_a_file_of_the_right_name_with_the_wrong_bytes(tmp_path: Path) -> None:
+def _wrong_bytes(below: bool) -> bytes:
+    """Bytes whose sha256 sorts below (or above) the right one's: a digest is compared for
+    equality, whichever side of it the wrong one falls."""
+    for i in range(1000):
+        data = f"a stale or altered copy {i}\n".encode()
+        if (hashlib.sha256(data).hexdigest() < SHA) is below:
+            return data
+    raise AssertionError("no such bytes in 1000 tries")
+
+
+@pytest.mark.parametrize("below", [True, False], ids=["digest-below", "digest-above"])
+def test_fetch_replaces_a_file_of_the_right_name_with_the_wrong_bytes(
+    tmp_path: Path, below: bool
+) -> None:
     name = "demo-1.0-py3-none-any.whl"
     art = Artifact("pip", "demo", name, _source(tmp_path, name).as_uri(), SHA, None)
     dest = tmp_path / "house"
     dest.mkdir()
-    (dest / name).write_bytes(b"something else\n")  # a stale or altered copy
+    (dest / name).write_bytes(_wrong_bytes(below))  # a stale or altered copy
     [got] = fetch_all([art], dest)
     assert got.path.read_bytes() == GOOD
 

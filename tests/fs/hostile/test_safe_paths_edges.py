@@ -200,3 +200,18 @@ def test_a_character_device_output_is_named_a_device_and_left_alone() -> None:
     with pytest.raises(aw.OutputPathError, match=rf"^{os.devnull} is a device;"):
         aw.atomic_write_text(Path(os.devnull), "x")
     assert stat.S_ISCHR(os.lstat(os.devnull).st_mode)
+
+
+def test_a_link_planted_after_the_check_is_still_named_a_link(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # the by-name check sees no link (it was planted just after, or the system has no
+    # O_NOFOLLOW check by name); the open with O_NOFOLLOW refuses it, and says what it is
+    target = tmp_path / "elsewhere"
+    target.write_text("not gpuenv's")
+    planted = tmp_path / "record.json"
+    planted.symlink_to(target)
+    monkeypatch.setattr(os.path, "islink", lambda _path: False)
+    with pytest.raises(UnsafePathError) as err:
+        read_bounded(planted, 100, "the record", follow_links=False)
+    assert str(err.value) == f"the record {planted} is a symbolic link; gpuenv does not follow it"

@@ -80,6 +80,13 @@ def _no_secret_anywhere(*texts: str) -> None:
         ("https://h/x.whl?t=abc#sha256=00", "https://h/x.whl?t=***#sha256=00"),
         ("with url: /simple/?token=abc/jax/ (Caused", "with url: /simple/?token=*** (Caused"),
         ("what? a/b?c", "what? a/b?c"),  # a question in words, no URL
+        # a URL with credentials inside another one's path (a redirect, a proxy's address)
+        (
+            "https://u:p@proxy/fetch/https://v:q@origin/simple/",
+            "https://***@proxy/fetch/https://***@origin/simple/",
+        ),
+        ("https://h/fetch/https://v:q@origin/x", "https://h/fetch/https://***@origin/x"),
+        ("https://h/p?q=a=b", "https://h/p?q=***"),  # a value holding '=' is masked whole
     ],
 )
 def test_redaction(text: str, shown: str) -> None:

@@ -150,7 +150,7 @@ CASES: list[tuple[str, Mutation, tuple[str, ...]]] = [
     (
         "meta-missing",
         lambda d: d["metadata"]["custom_metadata"].pop("gpuenv.conda.cudatoolkit"),
-        ("missing",),
+        ("gpuenv.conda.cudatoolkit is missing (the record fields of",),
     ),
     ("meta-not-json", _custom("gpuenv.conda.cudatoolkit", "{"), ("not JSON",)),
     # structure
@@ -165,6 +165,8 @@ CASES: list[tuple[str, Mutation, tuple[str, ...]]] = [
     ("version-int", _jax(version=5), ("jax", "version is an integer")),
     ("deps-list", _set(("package", 0, "dependencies"), ["numpy"]), ("dependencies is a list",)),
     ("pip-name-newline", _jax(name="jax\n--index-url http://evil"), ("not a package name",)),
+    # a conda name may hold '+', a pip project name may not (PEP 508): pip's rule applies
+    ("pip-name-conda-only", _jax(name="jax+cuda"), ("'jax+cuda'", "not a package name")),
     (
         "conda-name-dotdot",
         lambda d: package(d, "cudatoolkit").update(name="../x"),
@@ -369,3 +371,17 @@ def test_install_refuses_these_lockfile_texts_with_one_message(
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1, err
     for word in words:
         assert word in err, err
+
+
+def test_a_deep_file_is_one_message_without_libyaml_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # libyaml stops at its own nesting limit; PyYAML's pure-Python loader (where PyYAML was
+    # built without libyaml) recurses until Python's limit
+    import yaml  # type: ignore[import-untyped]
+
+    monkeypatch.delattr(yaml, "CSafeLoader", raising=False)
+    path = tmp_path / "deep.lock.yml"
+    path.write_bytes(b"[" * 5000 + b"]" * 5000)
+    with pytest.raises(LockfileError, match="too deep or too large"):
+        load_locked(path)

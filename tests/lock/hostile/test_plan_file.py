@@ -43,6 +43,7 @@ def _saved_plan(tmp_path: Path) -> dict[str, object]:
         ({"frameworks": []}, "frameworks"),
         ({"frameworks": {"jax": {"variant": "cpu"}}}, "version"),
         ({"schema": True}, "schema"),
+        ({"schema": 1.0}, "schema is 1.0, expected 1"),
     ],
 )
 def test_a_crafted_plan_file_is_refused_before_locking(

@@ -1,0 +1,93 @@
+"""The lock stage's fallback and staleness lines at their edges (mutation area lock-probe),
+on plans made here and altered field by field."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from gpuenv.lock.availability import unreachable_that_mattered
+from gpuenv.lock.fallback import check_fallback
+from gpuenv.lock.load import load_locked
+from gpuenv.lock.staleness import planned_at_lock, stale_causes
+from gpuenv.resolve import resolve
+from gpuenv.resolve.plan import Plan, RejectedCandidate
+from gpuenv.resolve.target import Availability
+from lockdata import write_valid
+
+
+def _gpu_plan(describe: Any, kb: Any) -> Plan:
+    return resolve(describe("GeForce RTX 3090", "560.35.03", "linux"), ["torch"], kb=kb)
+
+
+def _on_cpu(plan: Plan) -> Plan:
+    data = plan.to_json()
+    data["accelerator"] = "cpu"
+    data["frameworks"]["torch"].update(variant="cpu", cuda=None, cudnn=None, gpu=False)
+    return Plan.from_json(data)
+
+
+def test_a_fallback_that_is_allowed_says_what_is_locked(describe, kb) -> None:  # type: ignore[no-untyped-def]
+    ideal = _gpu_plan(describe, kb)
+    [line] = check_fallback(ideal, _on_cpu(ideal), "cpu", cpu_flag="--allow-cpu-fallback")
+    assert "(the planned build) cannot be locked" in line and "; locking torch " in line, line
+    assert "would fall back" not in line
+
+
+def test_only_another_python_is_a_python_line(describe, kb) -> None:  # type: ignore[no-untyped-def]
+    ideal = dataclasses.replace(_gpu_plan(describe, kb), python="3.11")
+    assert check_fallback(ideal, ideal, "gpu", cpu_flag="--allow-cpu-fallback") == []
+    newer = dataclasses.replace(ideal, python="3.12")
+    assert check_fallback(ideal, newer, "gpu", cpu_flag="--allow-cpu-fallback") == [
+        "Python 3.11 (planned) cannot be locked; locking Python 3.12"
+    ]
+
+
+def test_only_unavailable_rejections_name_the_sources_that_mattered(describe, kb) -> None:  # type: ignore[no-untyped-def]
+    plan = _gpu_plan(describe, kb)
+    host = "https://down.example/simple"
+    available = Availability(versions={}, unreachable=(f"{host}: unreachable (timed out)",))
+    unlockable = RejectedCandidate("torch 9.0.0 [cu999]", "unlockable", f"only on {host}")
+    assert (
+        unreachable_that_mattered(available, dataclasses.replace(plan, rejected=(unlockable,)))
+        == []
+    )
+    missed = RejectedCandidate("torch 9.0.0 [cu999]", "unavailable", f"{host} did not answer")
+    assert unreachable_that_mattered(available, dataclasses.replace(plan, rejected=(missed,))) == [
+        f"{host}: unreachable (timed out)"
+    ]
+
+
+def _locked(tmp_path: Path, fallback: str = "") -> Any:
+    locked = load_locked(write_valid(tmp_path / "valid.lock.yml"))
+    return dataclasses.replace(locked, fallback=fallback)
+
+
+def test_the_plan_before_a_fallback_reads_every_part(tmp_path: Path) -> None:
+    locked = _locked(
+        tmp_path, "Python 3.11 -> 3.12; companion pins changed; jax 0.4.31 [cpu] -> 0.4.30 [cpu]"
+    )
+    python, labels = planned_at_lock(locked)
+    assert (python, labels["jax"]) == ("3.11", "0.4.31 [cpu]")
+
+
+def test_staleness_names_the_knowledge_base_beside_a_stack_change(tmp_path: Path) -> None:
+    locked = _locked(tmp_path)
+    old = locked.plan
+    assert old.knowledge_base
+    data = old.to_json()
+    data["frameworks"]["jax"]["version"] = "0.4.31"
+    data["knowledge_base"] = "0" * 16  # a new knowledge base, read from JSON as the old one
+    causes = stale_causes(locked, Plan.from_json(data))
+    assert f"knowledge base {old.knowledge_base} -> {'0' * 16}" in causes, causes
+    assert any(c.startswith("jax 0.4.30 [") and "-> 0.4.31 [" in c for c in causes), causes
+
+
+def test_staleness_names_changed_companion_pins_alone(tmp_path: Path) -> None:
+    locked = _locked(tmp_path)
+    old = locked.plan
+    pins = dataclasses.replace(old, companions=(*old.companions, "ml-dtypes==0.4.0"))
+    assert stale_causes(locked, pins) == ["companion pins changed"]
+    caps = dataclasses.replace(old, constraints=(*old.constraints, "cudnn<9"))
+    assert stale_causes(locked, caps) == ["companion pins changed"]
