@@ -18,13 +18,12 @@ the query) is not kept: credentials stay where the user put them.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
 from collections.abc import Sequence
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
-from gpuenv.lock.pypi import PipCompile, PipRequest
+if TYPE_CHECKING:  # every command starts here (_entry): only a lock imports more
+    from gpuenv.lock.pypi import PipCompile, PipRequest
 
 KIND = "lock-requests"
 MAX_BYTES = 1 << 20  # a request is a few kB: the requirements, constraints and index options
@@ -39,6 +38,9 @@ _early: Optional[tuple[str, Optional[PipCompile]]] = None
 
 def command_key(argv: Sequence[str]) -> str:
     """One command line: its arguments, and the folder its relative paths start from."""
+    import hashlib
+    import json
+
     text = json.dumps([list(argv), os.getcwd()])
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
@@ -77,6 +79,8 @@ def start(key: str) -> Optional[PipCompile]:
     request = _read(key)
     if request is None:
         return None
+    from gpuenv.lock.pypi import PipCompile
+
     try:
         return PipCompile(request, plan=None)
     except Exception:
@@ -88,6 +92,8 @@ def remember(key: str, early: Optional[PipCompile], guessed: Optional[PipCompile
     written again when it is the one this run guessed); never fails the lock."""
     if early is None or (guessed is not None and guessed.request == early.request):
         return
+    import json
+
     from gpuenv import cache
     from gpuenv.fs.atomic_write import OutputPathError, atomic_write_bytes
     from gpuenv.output.redact import redact_text
@@ -141,6 +147,8 @@ def _from_json(data: object) -> Optional[PipRequest]:
         or not texts[0]  # no uv: an empty request is never started
     ):
         return None
+    from gpuenv.lock.pypi import PipRequest
+
     uv, project, constraints, sources = (str(t) for t in texts)
     options, index_args, cutoff, requirements = (v or () for v in lists)
     return PipRequest(
@@ -158,6 +166,8 @@ def _from_json(data: object) -> Optional[PipRequest]:
 
 
 def _read(key: str) -> Optional[PipRequest]:
+    import json
+
     from gpuenv import cache
     from gpuenv.fs.private_read import read_private
 
