@@ -372,3 +372,87 @@ def test_a_planted_link_is_refused_by_the_open_through_the_folder(tmp_path: Path
     (folder / "k.pickle").symlink_to(tmp_path / "planted")
     data, why = read_private(folder, "k.pickle", 100)
     assert data is None and why == f"{folder / 'k.pickle'}: {os.strerror(errno.ELOOP)}"
+
+
+# Survivors of the cache area's mutation run (benchmarks/mutation/cache.md), each a behaviour.
+
+
+def test_write_pickle_keeps_its_folder_and_file_private(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv(cache.CACHE_ENV, str(tmp_path / "c"))
+    folder = tmp_path / "c" / "kind"
+    folder.mkdir(parents=True)
+    folder.chmod(0o775)  # made under a umask of 002, before the rule
+    cache.write_pickle("kind", "k", 1)
+    assert folder.stat().st_mode & 0o777 == 0o755
+    assert (folder / "k.pickle").stat().st_mode & 0o777 == 0o600
+    assert cache.read_pickle("kind", "k") == 1
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to give a folder to another user")
+def test_another_users_pickle_folder_keeps_its_mode(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv(cache.CACHE_ENV, str(tmp_path / "c"))
+    folder = tmp_path / "c" / "kind"
+    folder.mkdir(parents=True)
+    folder.chmod(0o775)
+    os.chown(folder, 12345, 12345)
+    cache.write_pickle("kind", "k", 1)
+    assert folder.stat().st_mode & 0o777 == 0o775  # not gpuenv's to change
+    assert cache.read_pickle("kind", "k") is None  # nor to trust
+
+
+def test_a_refused_entry_is_said_under_verbose_and_an_absent_one_is_not(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gpuenv import output
+
+    monkeypatch.setenv(cache.CACHE_ENV, str(tmp_path / "c"))
+    monkeypatch.setattr(cache, "PACKAGED", tmp_path / "packaged")
+    monkeypatch.setattr(output, "_level", output.VERBOSE)
+    assert cache.read_pickle("kind", "absent") is None
+    assert "cache entry not used" not in capsys.readouterr().err
+    cache.write_pickle("kind", "k", 1)
+    (tmp_path / "c" / "kind" / "k.pickle").chmod(0o666)
+    assert cache.read_pickle("kind", "k") is None
+    assert "cache entry not used" in capsys.readouterr().err
+
+
+def test_clean_empties_an_untagged_folder_of_gpuenvs_kinds_alone(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    root = tmp_path / "c"
+    (root / "recipes").mkdir(parents=True)
+    (root / "recipes" / "x.pickle").write_bytes(b"x")
+    monkeypatch.setenv(cache.CACHE_ENV, str(root))
+    assert cache.clean_cache() == 1
+    assert not (root / "recipes").exists()
+
+
+def test_usage_counts_every_entry_but_the_tag(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    root = tmp_path / "c"
+    monkeypatch.setenv(cache.CACHE_ENV, str(root))
+    cache.write_pickle("recipes", "k", 1)
+    (root / "Alpha").write_bytes(b"12345")  # sorts before the tag's name
+    usage = cache.cache_usage()
+    assert cache.TAG_NAME not in usage
+    assert usage["Alpha"] == 5 and usage["recipes"] > 0
+
+
+def _fake_uv(tmp_path: Path, out: str, status: int) -> str:
+    uv = tmp_path / "uv"
+    uv.write_text(f"#!/bin/sh\necho 'warning: something'\necho '{out}'\nexit {status}\n")
+    uv.chmod(0o755)
+    return str(uv)
+
+
+def test_uvs_cache_folder_is_its_last_line_when_it_succeeds(tmp_path: Path) -> None:
+    assert cache.uv_cache_dir(_fake_uv(tmp_path, "/data/uv-cache", 0)) == Path("/data/uv-cache")
+
+
+def test_a_failing_uv_names_no_cache_folder(tmp_path: Path) -> None:
+    assert cache.uv_cache_dir(_fake_uv(tmp_path, "/data/uv-cache", 2)) is None
