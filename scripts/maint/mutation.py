@@ -387,6 +387,16 @@ KEEP_PREFIXES = (
 # them apart), by module and the mutated line as the mutant has it; the reason goes into the
 # report. Anything else that survives is a missing test.
 EQUIVALENT: dict[tuple[str, str], str] = {
+    (f"{PKG}/cache.py", 'sys.platform <= "win32"'): "every POSIX platform name (linux, darwin,"
+    " freebsd, cygwin, wasi...) sorts before win32: `<=` and `!=` agree on all of them",
+    (f"{PKG}/cache.py", 'return Path(user_cache_dir("gpuenv", appauthor=True))'): "platformdirs"
+    " uses the author only on Windows, and picks the OS when it is imported: this line runs on"
+    " macOS and Windows only, and no test here can be on Windows",
+    (
+        f"{PKG}/cache.py",
+        "return read_bounded(folder / TAG_NAME, 4095, TAG_NAME, follow_links=False) == (",
+    ): "the bound only decides how a file far longer than gpuenv's 100-byte tag is refused;"
+    " either way it is not gpuenv's tag",
     (
         f"{PKG}/fs/safe_paths.py",
         'flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", -1) | getattr(os, "O_BINARY", 0)',
