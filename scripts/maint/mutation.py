@@ -387,6 +387,9 @@ KEEP_PREFIXES = (
 # them apart), by module and the mutated line as the mutant has it; the reason goes into the
 # report. Anything else that survives is a missing test.
 EQUIVALENT: dict[tuple[str, str], str] = {
+    (f"{PKG}/recipes/archs.py", "if t_major is major and t_minor <= minor:"): "compute"
+    " capability majors are small ints, which CPython keeps one object each of: `is` and `==`"
+    " agree",
     (f"{PKG}/cache.py", 'sys.platform <= "win32"'): "every POSIX platform name (linux, darwin,"
     " freebsd, cygwin, wasi...) sorts before win32: `<=` and `!=` agree on all of them",
     (f"{PKG}/cache.py", 'return Path(user_cache_dir("gpuenv", appauthor=True))'): "platformdirs"

@@ -75,3 +75,12 @@ def test_runtime_arch_lists_follow_the_same_rule() -> None:
     assert arch_coverage(cu128, "6.1") is None  # the GTX 1080 Ti "no kernel image"
     assert arch_coverage(cu128, "8.9") == "sass"
     assert arch_coverage(["sm_90a"], "9.0") is None
+
+
+def test_arch_list_entries_that_name_no_architecture_are_skipped() -> None:
+    """Survivors of the archs mutation run: a kind that is neither sm nor compute (even one
+    that sorts before "compute"), and numbers too short to hold a major and a minor."""
+    from gpuenv.recipes.archs import from_arch_list
+
+    assert from_arch_list(["arch_86", "lto_90", "sm_8", "sm_8a", "compute_x"]) == ([], [])
+    assert from_arch_list(["sm_86", "compute_90", "sm_90a"]) == (["8.6", "9.0a"], ["9.0"])
