@@ -77,3 +77,14 @@ def test_a_folder_holding_a_quote_is_rewritten_as_uv_quotes_it(tmp_path: Path) -
     done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     assert done.stdout == str(link)
+
+
+def test_a_script_that_does_not_name_the_folder_does_not_stop_the_others(tmp_path: Path) -> None:
+    """The scripts are read in order; one that does not name the folder (edited by hand, or
+    one uv writes without it) is skipped, and the ones after it are still rewritten."""
+    env_dir, link = tmp_path / "versions" / "env-1", tmp_path / "env"
+    (env_dir / "bin").mkdir(parents=True)
+    (env_dir / "bin" / "activate").write_text("# nothing about the folder here\n")
+    (env_dir / "bin" / "activate.fish").write_text(f"set -gx VIRTUAL_ENV '{env_dir}'\n")
+    assert point_activation_at(env_dir, link) == 1
+    assert (env_dir / "bin" / "activate.fish").read_text() == f"set -gx VIRTUAL_ENV '{link}'\n"
