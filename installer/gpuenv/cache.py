@@ -56,19 +56,28 @@ def read_pickle(kind: str, key: str) -> Optional[Any]:
         pass  # absent
     except _STALE_PICKLE:
         pass  # written by another gpuenv version: the user's cache, or rebuild it
-    from gpuenv.fs.private_read import ABSENT, read_private
-
-    raw, why = read_private(cache_dir() / kind, name, MAX_PICKLE_BYTES)
+    raw = read_entry(kind, name, MAX_PICKLE_BYTES)
     if raw is None:
-        if why != ABSENT:
-            from gpuenv.output import debug
-
-            debug(f"cache entry not used: {why}")
         return None
     try:
         return pickle.loads(raw)
     except _STALE_PICKLE:
         return None
+
+
+def read_entry(kind: str, name: str, limit: int) -> Optional[bytes]:
+    """The bytes of one entry of the user's cache, for data that runs code when used (a pickle,
+    compiled code, a command to start): only when it and its folder belong to the user and
+    nobody else can write them, from a regular file of at most `limit` bytes
+    (fs.private_read). None otherwise (said under -v), and the caller rebuilds."""
+    from gpuenv.fs.private_read import ABSENT, read_private
+
+    raw, why = read_private(cache_dir() / kind, name, limit)
+    if raw is None and why != ABSENT:
+        from gpuenv.output import debug
+
+        debug(f"cache entry not used: {why}")
+    return raw
 
 
 _STALE_PICKLE = (
@@ -82,15 +91,20 @@ _STALE_PICKLE = (
 
 
 def write_pickle(kind: str, key: str, value: Any) -> None:
+    write_entry(kind, f"{key}.pickle", pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+
+
+def write_entry(kind: str, name: str, data: bytes) -> None:
+    """Write one entry of the user's cache atomically, readable by the user alone (read_entry
+    trusts nothing else); never fails the command that writes it."""
     from gpuenv.fs.atomic_write import OutputPathError, atomic_write_bytes
 
     try:
         folder = kind_dir(kind)
         _keep_private(folder)
-        data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
-        atomic_write_bytes(folder / f"{key}.pickle", data, root=cache_dir(), mode=0o600)
+        atomic_write_bytes(folder / name, data, root=cache_dir(), mode=0o600)
     except (OSError, CacheError, OutputPathError):
-        pass  # a read-only home (or a planted link) must not stop resolve; it is only slower
+        pass  # a read-only home (or a planted link) must not stop a command; it is only slower
 
 
 def kind_dir(kind: str) -> Path:
@@ -110,7 +124,7 @@ def kind_dir(kind: str) -> Path:
 
 
 def _keep_private(folder: Path) -> None:
-    """Drop group and other write from gpuenv's own pickle folder (one made before this rule,
+    """Drop group and other write from gpuenv's own cache folder (one made before this rule,
     under a umask of 002, is group-writable, and read_pickle would never trust it); a link or
     another user's folder is left alone (and never read)."""
     import stat

@@ -70,28 +70,20 @@ def save() -> None:
     if not _added:
         return
     from gpuenv import cache
-    from gpuenv.fs.atomic_write import OutputPathError, atomic_write_bytes
 
-    try:
-        folder = cache.kind_dir(KIND)
-        entries = {**_read(), **_compiled}
-        if len(entries) > MAX_ENTRIES:
-            entries = dict(_compiled)
-        atomic_write_bytes(
-            folder / NAME, marshal.dumps(entries), root=cache.cache_dir(), mode=0o600
-        )
-    except (OSError, ValueError, cache.CacheError, OutputPathError):
-        pass  # a read-only home or a planted link: the next run compiles again, that is all
+    entries = {**_read(), **_compiled}
+    if len(entries) > MAX_ENTRIES:
+        entries = dict(_compiled)
+    cache.write_entry(KIND, NAME, marshal.dumps(entries))
 
 
 def _read() -> dict[str, types.CodeType]:
     from gpuenv import cache
-    from gpuenv.fs.private_read import read_private
 
+    raw = cache.read_entry(KIND, NAME, MAX_BYTES)
     try:
-        raw, _why = read_private(cache.cache_dir() / KIND, NAME, MAX_BYTES)
         loaded = marshal.loads(raw) if raw is not None else {}
-    except (OSError, ValueError, EOFError, TypeError):
+    except (ValueError, EOFError, TypeError):
         return {}
     if not isinstance(loaded, dict):
         return {}

@@ -95,18 +95,12 @@ def remember(key: str, early: Optional[PipCompile], guessed: Optional[PipCompile
     import json
 
     from gpuenv import cache
-    from gpuenv.fs.atomic_write import OutputPathError, atomic_write_bytes
     from gpuenv.output.redact import redact_text
 
     text = json.dumps(_to_json(early.request), sort_keys=True)
     if redact_text(text) != text:
         return  # an index URL with a password or a token: never written to disk
-    data = text.encode()
-    try:
-        folder = cache.kind_dir(KIND)
-        atomic_write_bytes(folder / f"{key}.json", data, root=cache.cache_dir(), mode=0o600)
-    except (OSError, cache.CacheError, OutputPathError):
-        pass  # a read-only home or a planted link: the next lock starts uv after resolving
+    cache.write_entry(KIND, f"{key}.json", text.encode())
 
 
 def _to_json(request: PipRequest) -> dict[str, Any]:
@@ -169,10 +163,9 @@ def _read(key: str) -> Optional[PipRequest]:
     import json
 
     from gpuenv import cache
-    from gpuenv.fs.private_read import read_private
 
+    raw = cache.read_entry(KIND, f"{key}.json", MAX_BYTES)
     try:
-        raw, _why = read_private(cache.cache_dir() / KIND, f"{key}.json", MAX_BYTES)
         return _from_json(json.loads(raw)) if raw is not None else None
-    except (OSError, ValueError):
+    except ValueError:
         return None
