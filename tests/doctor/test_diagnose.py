@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import Any
 
 import pytest
 
+from doctor_inputs import env_for
 from gpuenv.doctor import PROBLEM, WARN, Diagnosis, EnvironmentInput, Finding, diagnose
 from gpuenv.doctor.driver import max_cuda, recommended_driver
 from gpuenv.machine import Driver, Machine, OSInfo
@@ -22,17 +22,6 @@ def machine(
     kb: KnowledgeBase, gpu: str | None, driver: str | None, os_name: str = "linux"
 ) -> Machine:
     return describe_machine(kb, gpu=gpu, driver=driver, os_name=os_name, arch=None)
-
-
-def env_for(plan: Plan, name: str = "default", report: Report | None = None) -> EnvironmentInput:
-    meta: dict[str, Any] = {
-        "platform": plan.platform,
-        "python": plan.python,
-        "accelerator": plan.accelerator,
-        "stack": {n: f"{f.version} [{f.variant}]" for n, f in plan.frameworks.items()},
-        "plan": plan.to_json(with_rejected=False),
-    }
-    return EnvironmentInput(name, Path("/envs") / name, meta, report)
 
 
 def codes(findings: tuple[Finding, ...] | list[Finding], severity: str | None = None) -> set[str]:

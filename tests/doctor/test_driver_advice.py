@@ -10,8 +10,8 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
-from typing import Any
 
+from doctor_inputs import env_for
 from gpuenv.doctor import PROBLEM, WARN, EnvironmentInput, Finding, diagnose, machine_summary
 from gpuenv.doctor.driver import limiting_generation, needed_driver_text, recommended_driver
 from gpuenv.doctor.environment import last_windows_gpu_tensorflow
@@ -22,17 +22,6 @@ from gpuenv.resolve import resolve
 from gpuenv.resolve.plan import Plan
 from gpuenv.verify.report import Check, FrameworkReport, Report
 from gpuenv.versions import version_key
-
-
-def env_for(plan: Plan) -> EnvironmentInput:
-    meta: dict[str, Any] = {
-        "platform": plan.platform,
-        "python": plan.python,
-        "accelerator": plan.accelerator,
-        "stack": {n: f"{f.version} [{f.variant}]" for n, f in plan.frameworks.items()},
-        "plan": plan.to_json(with_rejected=False),
-    }
-    return EnvironmentInput("default", Path("/envs/default"), meta)
 
 
 def newest_linux_driver(kb: KnowledgeBase) -> str:

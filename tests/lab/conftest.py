@@ -6,13 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from installrepos import InstallRepos, build_install_repos
+from installrepos import InstallRepos
 from isolation import isolate_store, only_index
+from store_fixtures import install_repos
 
-
-@pytest.fixture(scope="session")
-def install_repos(tmp_path_factory: pytest.TempPathFactory) -> InstallRepos:
-    return build_install_repos(tmp_path_factory.mktemp("lab-repos"))
+__all__ = ["install_repos", "private"]
 
 
 @pytest.fixture(autouse=True)
