@@ -240,8 +240,10 @@ AREAS: dict[str, Area] = {
             "availability",
             "rejection",
             "wsl",
+            "jetson_rule",
         ),
         (
+            "tests/resolve/test_jetson.py",
             "tests/resolve/test_rule_guards.py",
             "tests/resolve/test_machines.py",
             "tests/resolve/test_driver_branches.py",

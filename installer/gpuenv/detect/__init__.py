@@ -27,9 +27,9 @@ from gpuenv.machine import (
     Machine,
     MachineError,
     OSInfo,
+    check_driver_text,
     conda_platform,
     normalize_arch,
-    parse_driver_version,
 )
 
 __all__ = ["DEFAULT_TIMEOUT", "detect_gpus", "detect_machine"]
@@ -90,7 +90,7 @@ def _checked_driver(driver: Optional[Driver], notes: list[str]) -> Optional[Driv
     if driver is None:
         return None
     try:
-        parse_driver_version(driver.version)
+        check_driver_text(driver.version)
     except MachineError as exc:
         notes.append(str(exc))
         return None

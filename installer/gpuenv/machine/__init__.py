@@ -7,6 +7,7 @@ computer and resolved or locked on another (`gpuenv detect --json > m.json`).
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Optional
@@ -131,8 +132,7 @@ class Driver:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Driver:
-        version = str(data.get("version") or "")
-        parse_driver_version(version)
+        version = check_driver_text(str(data.get("version") or ""))
         cuda = data.get("cuda")
         return cls(version=version, cuda=str(cuda) if cuda else None)
 
@@ -261,3 +261,22 @@ def parse_driver_version(text: str) -> tuple[int, ...]:
             f"not an NVIDIA driver version: {text!r} (expected e.g. 457.49 or 535.183.01)"
         )
     return tuple(int(p) for p in parts)
+
+
+# A Jetson Linux (L4T) release as users, /etc/nv_tegra_release and JetPack 5's /proc write it:
+# r36.4, R35.3.1, 35.3.1. Desktop drivers are R100 and later, L4T releases below 100.
+_L4T = re.compile(r"[rR]?(\d{1,2}(?:\.\d+){0,2})")
+
+
+def l4t_release(text: str) -> Optional[tuple[int, ...]]:
+    """(36, 4) for r36.4 or 36.4; None for a desktop driver version (540.4.0) or anything else."""
+    m = _L4T.fullmatch(text.strip())
+    return tuple(int(p) for p in m.group(1).split(".")) if m else None
+
+
+def check_driver_text(text: str) -> str:
+    """A driver version as NVIDIA writes it (457.49, 535.183.01) or a Jetson's L4T release
+    (r36.4), stripped; MachineError otherwise."""
+    if l4t_release(text) is None:
+        parse_driver_version(text)
+    return text.strip()

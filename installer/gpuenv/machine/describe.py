@@ -18,6 +18,7 @@ from gpuenv.machine import (
     MachineError,
     OSInfo,
     cc_tuple,
+    check_driver_text,
     conda_platform,
     normalize_arch,
     parse_compute_capability,
@@ -96,10 +97,21 @@ def describe_machine(
     gpus: tuple[Gpu, ...] = ()
     if gpu:
         gpus = (_describe_gpu(kb, gpu),)
+    soc = kb.jetson.soc_for(gpus[0].compute_capability or "") if gpus else None
+    if soc is not None and arch is None and family == "linux":
+        cpu = "aarch64"  # a Jetson's GPU is part of an aarch64 board
     drv: Optional[Driver] = None
     if driver:
-        parse_driver_version(driver)
-        drv = Driver(version=driver.strip())
+        drv = Driver(version=check_driver_text(driver))
+    elif soc is not None and family == "linux":
+        newest = [j for j in kb.jetson.jetpacks if soc.name in j.socs]
+        if newest:
+            drv = Driver(version="r" + newest[-1].l4t[-1])
+            notes.append(
+                f"no --driver given: planned for JetPack {newest[-1].version} (Jetson Linux"
+                f" {newest[-1].l4t[-1]}), the newest recorded for {soc.name}; pass --driver with"
+                " the board's release (the first line of /etc/nv_tegra_release, e.g. r36.4)"
+            )
     elif gpus and family != "macos":
         found = _assumed_driver(kb, gpus[0], windows=family == "windows" or os_key == "wsl")
         if found:

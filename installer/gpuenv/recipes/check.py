@@ -54,6 +54,8 @@ def check(kb: KnowledgeBase) -> list[Finding]:
     for fw in kb.frameworks.values():
         findings += _check_framework(kb, fw.name)
     findings += _check_nvidia(kb)
+    ccs = {g.compute_capability for g in kb.gpus}  # jetson.toml against gpus.toml and cuda.toml
+    findings += [Finding(*p) for p in kb.jetson.problems(ccs, lambda v: kb.toolkit(v) is not None)]
     return findings
 
 

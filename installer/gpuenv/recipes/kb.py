@@ -10,6 +10,7 @@ from typing import Optional
 from gpuenv.machine import cc_tuple
 from gpuenv.recipes.deferred import DeferredMapping, Pickled
 from gpuenv.recipes.gpu_names import GpuMatch, GpuNames
+from gpuenv.recipes.jetson import JetsonTable
 from gpuenv.recipes.model import (
     Build,
     CudaMajor,
@@ -51,6 +52,8 @@ class KnowledgeBase:
     nvidia_libraries: tuple[NvidiaLibrary, ...] = ()
     # what builds whose own NVIDIA pins are not recorded take (nvidia.toml [[unpinned]])
     unpinned_wheels: tuple[UnpinnedWheels, ...] = ()
+    # Tegra GPUs' CUDA wheels and the JetPack releases their driver strings name (jetson.toml)
+    jetson: JetsonTable = field(default_factory=JetsonTable)
     # the GPU look-up tables (by PCI id, by name, by typed model name), built on load
     names: GpuNames = field(init=False, repr=False, compare=False)
     # canonical package name -> its nvidia.toml library, built on load

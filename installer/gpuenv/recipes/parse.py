@@ -17,6 +17,7 @@ from typing import Any, Optional
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from gpuenv.recipes.jetson import JETSON_FILE, JetsonTable, parse_jetson
 from gpuenv.recipes.kb import KnowledgeBase
 from gpuenv.recipes.model import (
     PLATFORMS,
@@ -113,6 +114,7 @@ def parse_knowledge_base(root: Path, raws: dict[str, bytes], digest: str) -> Kno
         ),
         nvidia_libraries=_nvidia_libraries(docs["nvidia.toml"]) if "nvidia.toml" in docs else (),
         unpinned_wheels=_unpinned_wheels(docs["nvidia.toml"]) if "nvidia.toml" in docs else (),
+        jetson=parse_jetson(docs[JETSON_FILE]) if JETSON_FILE in docs else JetsonTable(),
     )
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from gpuenv.machine import Machine, parse_driver_version
+from gpuenv.machine import Machine, l4t_release, parse_driver_version
 from gpuenv.recipes import KnowledgeBase
 from gpuenv.resolve.plan import Plan
 
@@ -85,8 +85,12 @@ def assumptions(
     if driver_assumed and machine.driver is not None:
         note = next((n for n in machine.notes if n.startswith("no --driver given")), "")
         line = note or f"no --driver given: planned for driver {machine.driver.version}"
-        need = plan_min_driver(kb, plan, wsl=machine.os.wsl)
-        if need:
+        # a Jetson's driver is its JetPack release: the desktop floors do not apply there
+        jetpack = l4t_release(machine.driver.version) is not None
+        need = None if jetpack else plan_min_driver(kb, plan, wsl=machine.os.wsl)
+        if jetpack and plan.accelerator != "cpu":
+            line += "; this plan's CUDA builds need that JetPack's CUDA (or minor-version compatibility)"
+        elif need:
             line += f"; this plan needs driver ≥ {need}"
         elif plan.accelerator == "cpu":
             line += "; this plan runs on the CPU whatever the driver"

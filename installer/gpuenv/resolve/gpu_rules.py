@@ -22,6 +22,7 @@ from gpuenv.recipes.archs import coverage
 from gpuenv.recipes.model import CudaMajor, Toolkit
 from gpuenv.resolve.broken_rule import broken_unknown, known_broken, untried_where_newer_fail
 from gpuenv.resolve.cudnn_rule import check_cudnn
+from gpuenv.resolve.jetson_rule import jetpack_cuda, reads_jetpack
 from gpuenv.resolve.rejection import Rejection, candidate_label, rejection
 from gpuenv.resolve.target import Target
 
@@ -82,7 +83,7 @@ def check_gpu(
         return untried
     if untried:
         warnings.append(untried)
-    for rule in _DRIVER_RULES:
+    for rule in (jetpack_cuda, _ptx_jit) if reads_jetpack(target) else _DRIVER_RULES:
         outcome = rule(case)
         if isinstance(outcome, Rejection):
             return outcome

@@ -26,6 +26,7 @@ from gpuenv.resolve.availability import labelled_project as labelled_project
 from gpuenv.resolve.availability import published_version as published_version
 from gpuenv.resolve.gpu_rules import arch_support as arch_support
 from gpuenv.resolve.gpu_rules import check_gpu
+from gpuenv.resolve.jetson_rule import jetson_only
 from gpuenv.resolve.rejection import Candidate as Candidate
 from gpuenv.resolve.rejection import Rejection as Rejection
 from gpuenv.resolve.rejection import candidate_label as candidate_label
@@ -121,7 +122,7 @@ def evaluate(
     elif build.is_gpu:
         if not target.wants_gpu or target.cc is None:
             return reject("no-gpu", "a GPU build, and the plan is for the CPU")
-        outcome = check_gpu(kb, target, release, build)
+        outcome = jetson_only(release, build, target) or check_gpu(kb, target, release, build)
         if isinstance(outcome, Rejection):
             return outcome
         warnings.extend(outcome[0])

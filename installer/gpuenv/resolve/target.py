@@ -5,13 +5,45 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Optional
 
-from gpuenv.machine import Gpu, Machine, cc_tuple, parse_driver_version
+from gpuenv.machine import Gpu, Machine, cc_tuple, l4t_release, parse_driver_version
 from gpuenv.recipes import KnowledgeBase
 from gpuenv.recipes.gpu_lookup import TargetError as TargetError
 from gpuenv.recipes.gpu_lookup import gpu_identity_warnings, lookup_gpu
+from gpuenv.recipes.jetson import JetPack, TegraSoc
 
 # Availability stays importable from here (the lock stage and tests name it so).
 from gpuenv.resolve.availability import Availability as Availability
+
+
+@dataclass(frozen=True)
+class TegraTarget:
+    """A Jetson's GPU: which CUDA wheels it runs, and the JetPack its driver string names."""
+
+    soc: TegraSoc
+    jetpacks: tuple[JetPack, ...]  # () when the driver string names no recorded release
+    driver_text: Optional[str]
+
+    @property
+    def jetpack(self) -> str:
+        if not self.jetpacks:
+            return "a JetPack release gpuenv does not know"
+        return "JetPack " + " or ".join(j.version for j in self.jetpacks)
+
+    @property
+    def cuda(self) -> Optional[str]:
+        """The CUDA the JetPack provides (the lowest, when the driver names several)."""
+        cudas = sorted({j.cuda for j in self.jetpacks}, key=parse_driver_version)
+        return cudas[0] if cudas else None
+
+    @property
+    def builds(self) -> str:
+        if not self.jetpacks:
+            return (
+                f"the [[jetpack]] rows for {self.soc.name} in recipes/jetson.toml say where"
+                " NVIDIA's builds for each JetPack come from; pass --driver with the board's"
+                " Jetson Linux release (the first line of /etc/nv_tegra_release, e.g. r36.4)"
+            )
+        return self.jetpacks[-1].builds
 
 
 @dataclass(frozen=True)
@@ -38,6 +70,7 @@ class Target:
     generation_min_driver: Optional[str] = None
     generation_min_owner: Optional[str] = None
     gpu_warnings: tuple[str, ...] = ()  # how the GPU was identified, when that is uncertain
+    tegra: Optional[TegraTarget] = None  # a Jetson's GPU (recipes/jetson.toml)
 
     @property
     def driver_os(self) -> str:
@@ -101,6 +134,14 @@ def build_target(
     )
     gen = kb.generation_for(gpu.compute_capability) if gpu and gpu.compute_capability else None
     driver = machine.driver
+    tegra = _tegra(kb, machine, ccs)
+    l4t = driver is not None and l4t_release(driver.version) is not None
+    if l4t and tegra is None:
+        assert driver is not None
+        raise TargetError(
+            f"driver {driver.version} reads as a Jetson Linux (L4T) release, but no GPU planned"
+            " for is a Jetson's; a desktop driver version is R100 or later (535.183.01)"
+        )
     os_key = "windows" if machine.os.family == "windows" or machine.os.wsl else "linux"
     floor, owner = _generation_floor(kb, ccs, os_key)
     return Target(
@@ -112,7 +153,7 @@ def build_target(
         ccs=ccs,
         generation=gen.name if gen else None,
         last_driver_branch=gen.last_driver_branch if gen else None,
-        driver=parse_driver_version(driver.version) if driver else None,
+        driver=parse_driver_version(driver.version) if driver and not l4t else None,
         driver_text=driver.version if driver else None,
         python=_python_pin(python),
         no_gpu=no_gpu,
@@ -124,7 +165,24 @@ def build_target(
         gpu_warnings=tuple(
             w for g in planned if g is not None for w in gpu_identity_warnings(kb, g)
         ),
+        tegra=tegra,
     )
+
+
+def _tegra(kb: KnowledgeBase, machine: Machine, ccs: tuple[str, ...]) -> Optional[TegraTarget]:
+    """The Jetson GPU among those planned for, if any (recipes/jetson.toml [[soc]])."""
+    soc = next((s for s in map(kb.jetson.soc_for, ccs) if s is not None), None)
+    if soc is None:
+        return None
+    if machine.platform != "linux-aarch64":
+        raise TargetError(
+            f"a Jetson {soc.name} GPU (compute capability {soc.compute_capability}) is part of an"
+            f" aarch64 board running Jetson Linux, not of a {machine.platform} machine; plan"
+            " for --os linux --arch aarch64"
+        )
+    text = machine.driver.version if machine.driver else None
+    jetpacks = kb.jetson.jetpacks_for(text, soc.name) if text else ()
+    return TegraTarget(soc=soc, jetpacks=jetpacks, driver_text=text)
 
 
 def _generation_floor(

@@ -1,0 +1,78 @@
+"""The Jetson rules (recipes/jetson.toml): a Tegra GPU that runs only NVIDIA's builds for its
+JetPack refuses every SBSA CUDA build, and one that runs the SBSA builds (Thor) is checked
+against the CUDA its JetPack provides instead of the desktop driver floors."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Optional
+
+from gpuenv.machine import l4t_release, parse_driver_version
+from gpuenv.recipes import Build, Release
+from gpuenv.resolve.rejection import Rejection, rejection
+from gpuenv.resolve.target import Target
+
+if TYPE_CHECKING:
+    from gpuenv.resolve.gpu_rules import GpuCase
+
+
+def jetson_only(release: Release, build: Build, target: Target) -> Optional[Rejection]:
+    """Orin, Xavier and older Jetsons: the default index's and the PyTorch index's aarch64 CUDA
+    wheels are SBSA (server Arm) builds, which their JetPack's driver does not run."""
+    tegra = target.tegra
+    if tegra is None or tegra.soc.cuda_wheels != "jetson":
+        return None
+    return rejection(
+        release,
+        build,
+        "jetson",
+        f"a Jetson {tegra.soc.name} ({tegra.jetpack}) runs only NVIDIA's Jetson builds, not"
+        f" this SBSA (server aarch64) CUDA build; {tegra.builds}",
+        None,
+        tegra.soc.provenance,
+    )
+
+
+def reads_jetpack(target: Target) -> bool:
+    """Whether the driver rules are the JetPack's CUDA rather than the desktop floors: the
+    driver string names a recorded JetPack, or is an L4T release (never a desktop number)."""
+    tegra = target.tegra
+    if tegra is None or tegra.driver_text is None:
+        return False
+    return bool(tegra.jetpacks) or l4t_release(tegra.driver_text) is not None
+
+
+def jetpack_cuda(case: GpuCase) -> Rejection | Optional[str]:
+    """A build's CUDA against the CUDA its JetPack provides: a newer major never runs, a newer
+    minor runs through minor-version compatibility, and PTX of a newer CUDA is not JIT-compiled."""
+    tegra = case.target.tegra
+    assert tegra is not None
+    have = tegra.cuda
+    if have is None:
+        return case.reject(
+            "driver",
+            f"driver {tegra.driver_text} names a Jetson Linux release that recipes/jetson.toml"
+            f" does not record for {tegra.soc.name}, so the CUDA it provides is not known",
+            row=tegra.soc.provenance,
+        )
+    row = tegra.jetpacks[0].provenance
+    need, own = parse_driver_version(case.cuda)[:2], parse_driver_version(have)[:2]
+    if need[0] > own[0]:
+        return case.reject(
+            "driver",
+            f"{tegra.jetpack} provides CUDA {have}; a CUDA {case.cuda} build needs a JetPack"
+            f" with CUDA {need[0]}",
+            row=row,
+        )
+    if need <= own:
+        return None
+    if case.arch == "ptx":
+        return case.reject(
+            "driver",
+            f"only PTX for {case.sm}, and JIT-compiling PTX from CUDA {case.cuda} needs CUDA"
+            f" {case.cuda}'s driver; {tegra.jetpack} provides CUDA {have}",
+            row=row,
+        )
+    return (
+        f"{case.label} runs through CUDA minor-version compatibility: {tegra.jetpack} provides"
+        f" CUDA {have}, older than the build's {case.cuda}"
+    )
