@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Optional
 
-from gpuenv.detect import linux, macos, nvidia_smi, nvml, pythons, windows
+from gpuenv.detect import linux, macos, nvidia_smi, nvml, pythons, tegra, windows
 from gpuenv.detect._facts import (
     CcLookup,
     GpuFacts,
@@ -55,6 +55,8 @@ def detect_gpus(
         ("nvidia-smi", lambda: nvidia_smi.probe(timeout, system, root, environ)),
     ]
     if system == "Linux" and not wsl:
+        if tegra.is_jetson(root):  # before /proc and /sys: its GPU is on no bus
+            probes.append(("device tree", lambda: tegra.probe(root)))
         probes.append(("/proc and /sys", lambda: linux.probe(root)))
     elif system == "Windows":
         probes.append(("Win32_VideoController", lambda: windows.probe(timeout)))

@@ -14,7 +14,7 @@ from gpuenv.recipes.model import RecipeError, Sourced
 JETSON_FILE = "jetson.toml"
 CUDA_WHEELS = ("jetson", "sbsa")  # NVIDIA's builds for the JetPack | the server-Arm wheels
 _TOP = {"schema", "soc", "jetpack"}
-_SOC_ROW = {"name", "compute_capability", "cuda_wheels", "source", "verified", "note"}
+_SOC_ROW = {"name", "compute_capability", "cuda_wheels", "compatible", "source", "verified", "note"}
 _JETPACK_ROW = {"version", "l4t", "cuda", "socs", "drivers", "builds", "source", "verified", "note"}
 _VERSION = re.compile(r"\d+(?:\.\d+)*")
 
@@ -27,6 +27,7 @@ class TegraSoc:
     compute_capability: str
     cuda_wheels: str  # jetson | sbsa
     provenance: Sourced
+    compatible: Optional[str] = None  # the SoC's device-tree compatible, "nvidia,tegra234"
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,10 @@ class JetsonTable:
 
     def soc_for(self, compute_capability: str) -> Optional[TegraSoc]:
         return next((s for s in self.socs if s.compute_capability == compute_capability), None)
+
+    def soc_for_compatible(self, compatible: tuple[str, ...]) -> Optional[TegraSoc]:
+        """The Tegra GPU of a board by its device tree's compatible strings."""
+        return next((s for s in self.socs if s.compatible and s.compatible in compatible), None)
 
     def jetpacks_for(self, driver: str, soc: str) -> tuple[JetPack, ...]:
         """The JetPack releases of this SoC that a driver string names: an L4T release (r36.4,
@@ -131,7 +136,8 @@ def _soc(row: dict[str, Any], where: str) -> TegraSoc:
     wheels = _text(row, "cuda_wheels", where)
     if wheels not in CUDA_WHEELS:
         raise RecipeError(f"{where}: cuda_wheels {wheels!r} is not one of {', '.join(CUDA_WHEELS)}")
-    return TegraSoc(_text(row, "name", where), cc, wheels, _sourced(row, where))
+    compatible = _text(row, "compatible", where) if "compatible" in row else None
+    return TegraSoc(_text(row, "name", where), cc, wheels, _sourced(row, where), compatible)
 
 
 def _jetpack(row: dict[str, Any], where: str, socs: set[str]) -> JetPack:
