@@ -204,3 +204,11 @@ def test_recipes_check_ties_jetson_rows_to_the_gpus_and_toolkits(tmp_path, monke
     )
     found = [str(f) for f in check(load_knowledge_base(other)) if "soc" in f.where]
     assert found == ["error: jetson.toml soc Thor: no gpus.toml row has compute capability 11.9"]
+
+
+def test_tensorflow_on_a_jetson_is_told_about_jetson_builds(kb, describe) -> None:  # type: ignore[no-untyped-def]
+    # TensorFlow publishes no aarch64 CUDA build at all: the Jetson reason says more than that
+    machine = describe("Jetson AGX Orin", "35.3.1", "linux", "aarch64")
+    plan = resolve(machine, ["tensorflow"], kb=kb, python="3.8")
+    reason = _cpu_reason(plan, "tensorflow")
+    assert JETSON_ONLY in reason and "install-tf-jetson-platform" in reason, reason

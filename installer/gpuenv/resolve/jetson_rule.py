@@ -25,8 +25,9 @@ def jetson_only(release: Release, build: Build, target: Target) -> Optional[Reje
         release,
         build,
         "jetson",
-        f"a Jetson {tegra.soc.name} ({tegra.jetpack}) runs only NVIDIA's Jetson builds, not"
-        f" this SBSA (server aarch64) CUDA build; {tegra.builds}",
+        f"a Jetson {tegra.soc.name} ({tegra.jetpack}) runs only NVIDIA's Jetson builds, not the"
+        f" CUDA builds of the default index or the PyTorch index (their aarch64 builds are SBSA,"
+        f" for Arm servers); {tegra.builds}",
         None,
         tegra.soc.provenance,
     )

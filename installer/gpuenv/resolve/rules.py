@@ -76,6 +76,9 @@ def evaluate(
     if build.is_gpu and on_cpu and req.extras:
         # the extra asked for CUDA: a CPU plan would silently drop it
         return reject("extra", f"{req.text!r} asks for a CUDA build, and the plan is for the CPU")
+    jetson = jetson_only(release, build, target) if build.is_gpu and not on_cpu else None
+    if jetson is not None:  # before "not published here": what a Jetson runs instead says more
+        return jetson
     missing = unavailable(target.available, release, build, target.platform)
     if missing:
         return reject("unavailable", missing)
@@ -122,7 +125,7 @@ def evaluate(
     elif build.is_gpu:
         if not target.wants_gpu or target.cc is None:
             return reject("no-gpu", "a GPU build, and the plan is for the CPU")
-        outcome = jetson_only(release, build, target) or check_gpu(kb, target, release, build)
+        outcome = check_gpu(kb, target, release, build)
         if isinstance(outcome, Rejection):
             return outcome
         warnings.extend(outcome[0])
