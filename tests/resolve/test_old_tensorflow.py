@@ -84,3 +84,13 @@ def test_tf_2_4_is_not_covered_on_the_3090(describe, kb) -> None:  # type: ignor
     # the release the refusal names does plan there (compute_80 PTX, CUDA 11.0)
     _, fw = tf(describe, kb, RTX_3090, "535.104.05", "tensorflow==2.4.4")
     assert fw.gpu
+
+
+def test_tf_2_4_says_to_install_cuda_11_0_and_cudnn_8_0_not_a_conda_package(describe, kb) -> None:  # type: ignore[no-untyped-def]
+    # tensorflow/docs site/en/install/gpu.md at 70c897d13 (2020-12-14): cuda-11-0 and
+    # libcudnn8=8.0.4.30-1+cuda11.0 from NVIDIA's apt repository; conda-forge's cudnn feedstock
+    # never built cuDNN 8.0 for CUDA 11.0 (its 'skip 11.0' commits), so cudnn=8.0 there is no plan
+    plan, fw = tf(describe, kb, RTX_3090, "535.104.05", "tensorflow==2.4.4")
+    assert fw.gpu and fw.cuda == "11.0"
+    assert not any(lib.startswith(("cudnn", "cudatoolkit")) for lib in plan.conda), plan.conda
+    assert any("libcudnn8=8.0.4.30" in w and "system-wide" in w for w in plan.warnings)
