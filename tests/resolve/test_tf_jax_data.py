@@ -363,3 +363,16 @@ def test_cli_exit_status_for_extras(gpuenv_cli) -> None:  # type: ignore[no-unty
     infeasible = gpuenv_cli("resolve", "jax[cuda13]", *machine)
     assert infeasible.returncode == 3 and "sm_61" in infeasible.stderr
     assert "Traceback" not in infeasible.stderr
+
+
+def test_jax_cuda12_0_12_1_is_refused_for_the_plugin_it_lacks(describe, kb) -> None:  # type: ignore[no-untyped-def]
+    # jax 0.12.1 (2026-11-18) publishes jax-cuda13-plugin only: its refusal says that, not
+    # another release's rejection; pre-Turing GPUs stop at 0.12.0.1 with cuda12
+    machine = describe("GeForce RTX 3090", "580.95.05", "linux", "x86_64")
+    with pytest.raises(
+        ResolveError, match=r"jax 0\.12\.1 has no cuda12 build \(its builds: cpu, cuda13\)"
+    ):
+        resolve(machine, ["jax[cuda12]==0.12.1"], kb=kb, python="3.12")
+    pascal = describe("GeForce GTX 1080 Ti", "580.95.05", "linux", "x86_64")
+    jax = resolve(pascal, ["jax"], kb=kb, python="3.12").frameworks["jax"]
+    assert (jax.version, jax.variant) == ("0.12.0.1", "cuda12")

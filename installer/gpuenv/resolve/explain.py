@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
+from typing import Optional
 
 from packaging.version import Version
 
@@ -190,15 +191,36 @@ def _driver_key(rejection: Rejection) -> Version:
     return version_key(rejection.needs_driver or "0")
 
 
+def _lacking_extra(kb: KnowledgeBase, req: FrameworkRequirement) -> Optional[str]:
+    """When the versions asked for exist but none has a build of the extra asked for (jax 0.12.1
+    publishes no cuda12 plugin): say that, not some other release's rejection."""
+    if not req.extras:
+        return None
+    allowed = [r for r in kb.framework(req.framework).releases if req.allows(r.version)]
+    if not allowed or any(req.accepts(b.variant, b.extra) for r in allowed for b in r.builds):
+        return None
+    newest = max(allowed, key=lambda r: version_key(r.version))
+    builds = ", ".join(sorted({b.variant for b in newest.builds}))
+    return (
+        f"{req.framework} {newest.version} has no {'/'.join(req.extras)} build (its builds:"
+        f" {builds}); no release in that range has one"
+    )
+
+
 def infeasible(
     reqs: Sequence[FrameworkRequirement],
     ranked: Sequence[Sequence[Candidate]],
     rejections: list[Rejection],
     conflicts: list[str],
+    kb: Optional[KnowledgeBase] = None,
 ) -> str:
     lines = []
     for req, cands in zip(reqs, ranked):
         if cands:
+            continue
+        lacking = _lacking_extra(kb, req) if kb is not None else None
+        if lacking:
+            lines.append(f"{req.text}: {lacking}")
             continue
         mine = [r for r in rejections if r.framework == req.framework]
         relevant = [r for r in mine if r.rule != "requirement"] or mine

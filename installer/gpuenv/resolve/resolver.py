@@ -147,7 +147,7 @@ def _resolve(
     chosen, conflicts = best_combination(ranked, gpu_counts, kb)
     if chosen is None:
         raise ResolveError(
-            explain.infeasible(reqs, ranked, rejections, [c.message for c in conflicts])
+            explain.infeasible(reqs, ranked, rejections, [c.message for c in conflicts], kb)
         )
 
     cpu_because = _kept_off_the_gpu(reqs, chosen, gpu_counts, conflicts, require_gpu)
