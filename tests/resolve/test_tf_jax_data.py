@@ -376,3 +376,20 @@ def test_jax_cuda12_0_12_1_is_refused_for_the_plugin_it_lacks(describe, kb) -> N
     pascal = describe("GeForce GTX 1080 Ti", "580.95.05", "linux", "x86_64")
     jax = resolve(pascal, ["jax"], kb=kb, python="3.12").frameworks["jax"]
     assert (jax.version, jax.variant) == ("0.12.0.1", "cuda12")
+
+
+def test_jax_plugin_builds_are_read_from_their_wheels(kb) -> None:  # type: ignore[no-untyped-def]
+    # The plugin wheels' _versions extension reports the CUDA runtime and cuDNN they were built
+    # against (read 2026-12-07; checked on 0.11.0, whose .bazelrc says 12.9/9.8.0 and 13.0/9.12.0):
+    # jax_cuda13_plugin-0.12.1 says 13040 (CUDA 13.4), jax_cuda12_plugin-0.11.2 says 91002.
+    builds = {
+        (r.version, b.variant): b
+        for r in kb.framework("jax").releases
+        for b in r.builds
+        if b.is_gpu and Version(r.version) >= Version("0.5")
+    }
+    assert builds[("0.12.1", "cuda13")].cuda == "13.4"
+    assert builds[("0.11.2", "cuda12")].cudnn == "9.10.2"
+    assert builds[("0.11.1", "cuda12")].cudnn == "9.8.0"
+    unverified = [k for k, b in builds.items() if not b.provenance.verified]
+    assert unverified == []  # every plugin wheel is on the default index, so read
