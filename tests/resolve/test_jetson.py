@@ -101,7 +101,10 @@ def test_a_jetpack_with_an_older_cuda_major_refuses_newer_builds(
 def test_an_unknown_jetson_linux_release_is_said_not_compared(kb, describe) -> None:  # type: ignore[no-untyped-def]
     plan = resolve(describe("Jetson Thor", "r39.9", "linux", "aarch64"), ["torch"], kb=kb)
     assert not plan.frameworks["torch"].gpu
-    assert "does not record for Thor" in _cpu_reason(plan)
+    assert "names no JetPack release recipes/jetson.toml records for Thor" in _cpu_reason(plan)
+    # a desktop-style number that no Thor JetPack prints is not compared with desktop floors
+    plan = resolve(describe("Jetson Thor", "580.95.05", "linux", "aarch64"), ["torch"], kb=kb)
+    assert "names no JetPack release" in _cpu_reason(plan) and "580.65.06" not in _cpu_reason(plan)
 
 
 def test_a_jetson_gpu_is_planned_on_an_aarch64_board(kb, describe) -> None:  # type: ignore[no-untyped-def]

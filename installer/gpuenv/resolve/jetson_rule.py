@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional
 
-from gpuenv.machine import l4t_release, parse_driver_version
+from gpuenv.machine import parse_driver_version
 from gpuenv.recipes import Build, Release
 from gpuenv.resolve.rejection import Rejection, rejection
 from gpuenv.resolve.target import Target
@@ -34,12 +34,10 @@ def jetson_only(release: Release, build: Build, target: Target) -> Optional[Reje
 
 
 def reads_jetpack(target: Target) -> bool:
-    """Whether the driver rules are the JetPack's CUDA rather than the desktop floors: the
-    driver string names a recorded JetPack, or is an L4T release (never a desktop number)."""
+    """Whether the driver rules are the JetPack's CUDA rather than the desktop floors: on a
+    Jetson with a driver string, always (a Tegra driver string is never a desktop number)."""
     tegra = target.tegra
-    if tegra is None or tegra.driver_text is None:
-        return False
-    return bool(tegra.jetpacks) or l4t_release(tegra.driver_text) is not None
+    return tegra is not None and tegra.driver_text is not None
 
 
 def jetpack_cuda(case: GpuCase) -> Rejection | Optional[str]:
@@ -51,8 +49,9 @@ def jetpack_cuda(case: GpuCase) -> Rejection | Optional[str]:
     if have is None:
         return case.reject(
             "driver",
-            f"driver {tegra.driver_text} names a Jetson Linux release that recipes/jetson.toml"
-            f" does not record for {tegra.soc.name}, so the CUDA it provides is not known",
+            f"driver {tegra.driver_text} names no JetPack release recipes/jetson.toml records for"
+            f" {tegra.soc.name}, so the CUDA it provides is not known; pass --driver with the"
+            " board's Jetson Linux release (the first line of /etc/nv_tegra_release, e.g. r38.2)",
             row=tegra.soc.provenance,
         )
     row = tegra.jetpacks[0].provenance
