@@ -215,3 +215,19 @@ def test_tensorflow_on_a_jetson_is_told_about_jetson_builds(kb, describe) -> Non
     plan = resolve(machine, ["tensorflow"], kb=kb, python="3.8")
     reason = _cpu_reason(plan, "tensorflow")
     assert JETSON_ONLY in reason and "install-tf-jetson-platform" in reason, reason
+
+
+def test_a_gpu_machines_cpu_build_the_sources_lack_is_why_the_lock_falls_back(kb, describe) -> None:  # type: ignore[no-untyped-def]
+    # found by locking for a Jetson with the PyTorch index out of reach: the lock fell back to
+    # the default index's older torch and said "it does not agree with the other frameworks'
+    # builds", because a GPU machine's CPU candidates kept no rejection to explain it
+    from gpuenv.lock.fallback import fallbacks
+    from gpuenv.resolve.target import Availability
+
+    machine = describe("Jetson AGX Orin", "540.4.0", "linux", "aarch64")
+    ideal = resolve(machine, ["torch"], kb=kb, python="3.10")
+    seen = Availability(versions={"torch": {"2.10.0": ("default",)}})
+    plan = resolve(machine, ["torch"], kb=kb, python="3.10", available=seen)
+    assert plan.frameworks["torch"].version == "2.10.0"
+    [fb] = fallbacks(ideal, plan)
+    assert "does not agree" not in fb.why and ideal.frameworks["torch"].version in fb.why, fb.why

@@ -38,8 +38,10 @@ def candidates(
             if isinstance(outcome, Candidate):
                 (heavy if _is_heavy_on_cpu(build) else cpu).append(outcome)
                 break
-            # a GPU machine's CPU fallbacks, or builds for other platforms, explain nothing
-            if (not target.wants_gpu or req.cpu_only) and outcome.rule != "platform":
+            # a GPU machine's CPU fallbacks, or builds for other platforms, explain nothing,
+            # except a build the sources lack: that explains a lock's fallback to an older one
+            explains = not target.wants_gpu or req.cpu_only or outcome.rule == "unavailable"
+            if explains and outcome.rule != "platform":
                 rejected.append(outcome)
     return gpu, cpu + heavy, rejected
 
