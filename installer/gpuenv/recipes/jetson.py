@@ -1,5 +1,6 @@
 """Jetson (recipes/jetson.toml): which Tegra GPUs run which CUDA wheels, and the JetPack
-release a Tegra "driver version" names. Records, their strict parser and the two look-ups."""
+release a Tegra "driver version" names. Records, their strict parser, the look-ups (by compute
+capability, device-tree compatible and driver string) and the cross-checks `recipes check` runs."""
 
 from __future__ import annotations
 
