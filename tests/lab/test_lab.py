@@ -183,3 +183,59 @@ def test_setup_with_a_lab_no_class_fits(tmp_path: Path) -> None:
     result = gpuenv("setup", "--lab", str(path), "--dry-run")
     assert result.returncode == 2
     assert "fits no class" in result.stderr and "only-windows" in result.stderr
+
+
+JETSON_LAB = """
+[lab]
+name = "robots"
+lockfiles = "locks"
+
+[stack]
+requirements = ["torch"]
+
+[[class]]
+name = "orin"
+os = "linux"
+arch = "aarch64"
+gpu = "Jetson AGX Orin"
+driver = "r36.4"
+"""
+
+
+@pytest.mark.parametrize(
+    ("driver", "fits", "why"),
+    [
+        ("r36.4.3", True, ""),  # JetPack 6.2's Jetson Linux release is 36.4 or newer
+        ("36.5.0", True, ""),
+        ("35.3.1", False, "35.3.1"),  # JetPack 5: older than the class's floor
+        ("540.4.0", False, "not of that kind"),  # nvidia-smi's number has no order with r36.4
+    ],
+)
+def test_a_jetson_class_floor_is_a_jetson_linux_release(
+    tmp_path: Path, kb, driver, fits, why
+) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "lab.toml"
+    path.write_text(JETSON_LAB)
+    lab = load_lab(path, kb)
+    machine = describe_machine(
+        kb, gpu="Jetson AGX Orin", driver=driver, os_name="linux", arch="aarch64"
+    )
+    cls, reasons = lab.match(machine)
+    assert (cls is not None) is fits, reasons
+    assert fits or any(why in r for r in reasons), reasons
+
+
+def test_a_lab_driver_is_still_checked(tmp_path: Path, kb) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "lab.toml"
+    path.write_text(JETSON_LAB.replace('driver = "r36.4"', 'driver = "r36.4.x"'))
+    with pytest.raises(LabError, match="driver"):
+        load_lab(path, kb)
+
+
+def test_jetson_linux_releases_compare_by_their_parts() -> None:
+    from gpuenv.machine import driver_at_least
+
+    assert driver_at_least("r36.4", "36.4.0") is True  # r36.4 is 36.4.0
+    assert driver_at_least("r36.3.9", "r36.4") is False
+    assert driver_at_least("550.54.14", "535.183.01") is True
+    assert driver_at_least("r36.4", "535.183.01") is None

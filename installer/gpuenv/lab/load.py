@@ -44,7 +44,7 @@ from gpuenv.machine import (
     OSInfo,
     cc_tuple,
     conda_platform,
-    parse_driver_version,
+    driver_at_least,
 )
 from gpuenv.recipes import KnowledgeBase
 from gpuenv.recipes.gpu_lookup import lookup_gpu
@@ -111,7 +111,14 @@ class MachineClass:
         if self.driver:
             if machine.driver is None:
                 return f"it needs NVIDIA driver ≥ {self.driver}; this machine has none"
-            if parse_driver_version(machine.driver.version) < parse_driver_version(self.driver):
+            newer = driver_at_least(machine.driver.version, self.driver)
+            if newer is None:  # a Jetson Linux release against a desktop driver, or back
+                return (
+                    f"it needs driver ≥ {self.driver}; this machine's driver"
+                    f" {machine.driver.version} is not of that kind (a desktop driver version"
+                    " or a Jetson Linux release)"
+                )
+            if not newer:
                 return f"it needs NVIDIA driver ≥ {self.driver}; this machine has {machine.driver.version}"
         return None
 

@@ -22,9 +22,9 @@ from gpuenv.errors import USAGE_EXIT, GpuenvError
 from gpuenv.fs.safe_paths import UnsafePathError, is_windows_device, read_bounded
 from gpuenv.machine import (
     MachineError,
+    check_driver_text,
     normalize_arch,
     parse_compute_capability,
-    parse_driver_version,
 )
 from gpuenv.machine.describe import OS_CHOICES
 from gpuenv.resolve.packages import check_package, project_name
@@ -233,7 +233,7 @@ def _class(row: dict[str, Any], index: int, path: Path) -> ClassSpec:
         )
     if driver is not None:
         try:
-            parse_driver_version(driver)
+            check_driver_text(driver)  # or a Jetson class's Jetson Linux release, r36.4
         except MachineError as exc:
             raise LabError(f"{where} driver: {exc}") from exc
     return ClassSpec(

@@ -280,3 +280,15 @@ def check_driver_text(text: str) -> str:
     if l4t_release(text) is None:
         parse_driver_version(text)
     return text.strip()
+
+
+def driver_at_least(have: str, floor: str) -> Optional[bool]:
+    """Whether driver `have` is `floor` or newer: desktop versions compare with desktop ones,
+    Jetson Linux releases with Jetson Linux releases; None when one is each (no order)."""
+    mine, theirs = l4t_release(have), l4t_release(floor)
+    if (mine is None) != (theirs is None):
+        return None
+    if mine is not None and theirs is not None:
+        width = max(len(mine), len(theirs))
+        return mine + (0,) * (width - len(mine)) >= theirs + (0,) * (width - len(theirs))
+    return parse_driver_version(have) >= parse_driver_version(floor)
