@@ -261,3 +261,35 @@ def test_verify_error_is_reported(kb: KnowledgeBase) -> None:
 def test_no_gpu_names_macos_only_on_macos(kb: KnowledgeBase, os_name: str, what: str) -> None:
     here = describe_machine(kb, gpu=None, driver=None, os_name=os_name, arch=None)
     assert one(diagnose(here, kb, [], {}), "no-gpu").what == what
+
+
+def test_a_jetsons_jetpack_driver_is_not_held_to_desktop_floors(kb: KnowledgeBase) -> None:
+    # Thor's JetPack 7.0 prints driver 580.00 (vllm-project/vllm#34470, torch 2.10.0+cu130 on
+    # the GPU): numerically below CUDA 13's desktop floor 580.65.06, and no reason to worry
+    thor = describe_machine(kb, gpu="Jetson Thor", driver="580.00", os_name="linux", arch="aarch64")
+    plan = resolve(thor, ["torch"], kb=kb, python="3.12")
+    assert plan.frameworks["torch"].gpu
+    d = diagnose(thor, kb, [env_for(plan)], {})
+    assert not {"driver-too-old", "no-driver"} & codes(d.findings), [
+        f.to_json() for f in d.findings
+    ]
+    assert not any("580.65.06" in fix for f in d.findings for fix in f.fix)
+
+
+@pytest.mark.parametrize(
+    ("gpu", "driver", "cuda"),
+    [
+        ("Jetson Thor", "580.00", "13.0"),
+        ("Jetson AGX Orin", "540.4.0", "12.6"),
+        ("Jetson AGX Orin", "35.3.1", "11.4"),
+    ],
+)
+def test_a_jetsons_cuda_is_its_jetpacks(
+    kb: KnowledgeBase, gpu: str, driver: str, cuda: str
+) -> None:
+    # JetPack 7.0 = CUDA 13.0, 6.2 = 12.6 (nvidia-smi prints "540.4.0 ... CUDA Version: 12.6"),
+    # 5.1 = 11.4; the desktop table would say 12.9 for 580.00 and suggest a desktop driver
+    board = describe_machine(kb, gpu=gpu, driver=driver, os_name="linux", arch="aarch64")
+    assert max_cuda(kb, board).version == cuda
+    found = one(diagnose(board, kb, [], {}), "driver")
+    assert found.fix == () and f"CUDA up to {cuda}" in found.what

@@ -7,6 +7,7 @@ from typing import Optional
 
 from gpuenv.machine import Machine, MachineError, parse_driver_version
 from gpuenv.recipes import Generation, KnowledgeBase, Toolkit
+from gpuenv.recipes.jetson import TegraSoc
 from gpuenv.versions import version_key
 
 
@@ -22,6 +23,12 @@ def driver_tuple(text: Optional[str]) -> Optional[tuple[int, ...]]:
         return parse_driver_version(text)
     except MachineError:
         return None
+
+
+def jetson_soc(kb: KnowledgeBase, machine: Machine) -> Optional[TegraSoc]:
+    """The machine's Jetson GPU, whose driver comes with JetPack and is no desktop driver."""
+    found = (kb.jetson.soc_for(g.compute_capability or "") for g in machine.gpus)
+    return next((soc for soc in found if soc is not None), None)
 
 
 def toolkit_min_driver(toolkit: Toolkit, os_key: str) -> str:
@@ -58,6 +65,12 @@ def max_cuda(kb: KnowledgeBase, machine: Machine) -> MaxCuda:
         return MaxCuda(None, "")
     if machine.driver.cuda:
         return MaxCuda(machine.driver.cuda, "reported by the driver")
+    soc = jetson_soc(kb, machine)
+    if soc is not None:  # a Jetson's driver is its JetPack's: the JetPack names its CUDA
+        packs = kb.jetson.jetpacks_for(machine.driver.version, soc.name)
+        cudas = sorted({j.cuda for j in packs}, key=version_key)
+        where = "recipes/jetson.toml: JetPack " + " or ".join(j.version for j in packs)
+        return MaxCuda(cudas[0], where) if cudas else MaxCuda(None, "")
     have = driver_tuple(machine.driver.version)
     if have is None:
         return MaxCuda(None, "")

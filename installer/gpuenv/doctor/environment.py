@@ -15,6 +15,7 @@ from gpuenv.doctor.driver import (
     cuda_own_driver,
     driver_os,
     driver_tuple,
+    jetson_soc,
     needed_driver_text,
 )
 from gpuenv.doctor.findings import OK, PROBLEM, WARN, Finding
@@ -119,6 +120,9 @@ def _cuda_build_checks(
             list(machine.notes),
             ["if the GPU is there, install or repair its NVIDIA driver (`nvidia-smi`)", fix],
         )
+        return
+    if jetson_soc(kb, machine) is not None and machine.driver is not None:
+        # a Jetson's driver is its JetPack's (resolve checks the JetPack's CUDA): no desktop floor
         return
     os_key = driver_os(machine)
     have = driver_tuple(machine.driver.version if machine.driver else None)

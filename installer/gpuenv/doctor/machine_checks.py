@@ -7,6 +7,7 @@ from typing import Optional
 
 from gpuenv.doctor.driver import (
     driver_tuple,
+    jetson_soc,
     limiting_generation,
     max_cuda,
     recommended_driver,
@@ -99,7 +100,14 @@ def _driver_findings(kb: KnowledgeBase, machine: Machine) -> list[Finding]:
     )
     advice = recommended_driver(kb, machine)
     fix: tuple[str, ...] = ()
-    if advice and advice.minimum and have and (driver_tuple(advice.minimum) or ()) > have:
+    jetson = jetson_soc(kb, machine) is not None  # its driver comes with JetPack
+    if (
+        not jetson
+        and advice
+        and advice.minimum
+        and have
+        and (driver_tuple(advice.minimum) or ()) > have
+    ):
         fix = (f"optional, for the newest builds: {advice.text}",)
     findings.append(
         Finding(
