@@ -164,3 +164,26 @@ def test_asking_for_a_companion_does_not_hold_torch_back(
     alone = resolve(machine, ["torch"], kb=kb).frameworks["torch"]
     paired = resolve(machine, ["torch", project], kb=kb).frameworks["torch"]
     assert (paired.version, paired.variant) == (alone.version, alone.variant)
+
+
+def test_a_python_the_release_has_is_never_said_to_be_missing(describe, kb) -> None:  # type: ignore[no-untyped-def]
+    # torch 2.5.1 publishes cp313 wheels for linux-64, torchvision 0.20.1 does not (their file
+    # lists on the default index); the refusal used to say "no wheels for Python 3.13 ... (has
+    # ..., 3.13)"
+    from gpuenv.resolve.target import Availability
+
+    machine = describe("8.6", "560.35.03", "linux", "x86_64")
+    with pytest.raises(
+        ResolveError, match=r"its torchvision has no wheels for Python 3\.13"
+    ) as err:
+        resolve(machine, ["torch==2.5.1", "torchvision"], kb=kb, python="3.13")
+    assert "(has 3.9, 3.10, 3.11, 3.12)" in str(err.value)
+    with pytest.raises(ResolveError, match=r"no wheels for Python 3\.8 on linux-64 \(has 3\.9"):
+        resolve(machine, ["torch==2.5.1"], kb=kb, python="3.8")
+    # the sources' file lists lack the Python (a lock's probe): said as theirs
+    seen = Availability(
+        versions={"torch": {"2.5.1": ("default",)}},
+        pythons={"torch": {"2.5.1": frozenset({"3.12"})}},
+    )
+    with pytest.raises(ResolveError, match=r"reachable sources have no Python 3\.11 wheels"):
+        resolve(machine, ["torch==2.5.1"], kb=kb, python="3.11", available=seen)

@@ -95,10 +95,7 @@ def evaluate(
             pythons = tuple(p for p in pythons if p in theirs)
     if not pythons:
         if target.python and release.python.get(target.platform):
-            have = ", ".join(release.python[target.platform])
-            return reject(
-                "python", f"no wheels for Python {target.python} on {target.platform} (has {have})"
-            )
+            return reject("python", _no_python(release, req, target))
         return reject(
             "platform", f"no wheels for {target.platform}", incomplete=not release.builds_complete
         )
@@ -175,6 +172,23 @@ def _pythons(release: Release, target: Target) -> tuple[str, ...]:
 @lru_cache(maxsize=256)
 def _oldest_first(versions: tuple[str, ...]) -> tuple[str, ...]:
     return tuple(sorted(versions, key=version_key))
+
+
+def _no_python(release: Release, req: FrameworkRequirement, target: Target) -> str:
+    """Why the pinned Python has no wheels here: the release's own, a companion's, or the
+    reachable sources' (a release that has the Python must not be said to lack it)."""
+    python, platform = target.python, target.platform
+    own = release.python[platform]
+    if python not in own:
+        return f"no wheels for Python {python} on {platform} (has {', '.join(own)})"
+    for project in req.with_projects:
+        theirs = release.related_python.get(project, {}).get(platform)
+        if theirs is not None and python not in theirs:
+            return (
+                f"its {project} has no wheels for Python {python} on {platform} (has"
+                f" {', '.join(theirs)})"
+            )
+    return f"the reachable sources have no Python {python} wheels of this build for {platform}"
 
 
 def _platform_message(
