@@ -15,6 +15,8 @@ tensorflow_gpu-2.4.0 = CUDA 11.0, tensorflow-2.5.0 = CUDA 11.2.
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from gpuenv.resolve import resolve
@@ -63,3 +65,17 @@ def test_a_cuda_11_0_rejection_names_its_own_minimum(describe, kb) -> None:  # t
     plan, fw = tf(describe, kb, "450.36.06", "linux", "tensorflow>=2.4,<2.5")
     assert not fw.gpu
     assert any("450.51.05" in f for f in plan.fixes)  # the driver that lifts it, not 450.80.02
+
+
+def test_fixes_for_a_machine_without_a_driver_do_not_say_already(kb) -> None:  # type: ignore[no-untyped-def]
+    # a GTX 1080 Ti with no NVIDIA driver installed: the smaller driver is a first install,
+    # not an update short of the newest ("already allows" read as if a driver were there)
+    from gpuenv.machine import Driver, Gpu, Machine, OSInfo
+
+    bare = Machine(OSInfo("linux"), "x86_64", "linux-64", gpus=(Gpu("GeForce GTX 1080 Ti", "6.1"),))
+    plan = resolve(bare, ["tensorflow"], kb=kb, python="3.11")
+    assert not any("already" in f for f in plan.fixes), plan.fixes
+    assert any("is enough for tensorflow" in f for f in plan.fixes), plan.fixes
+    with_driver = dataclasses.replace(bare, driver=Driver("440.33.01"))
+    fixes = resolve(with_driver, ["tensorflow"], kb=kb, python="3.11").fixes
+    assert any("already allows" in f for f in fixes), fixes

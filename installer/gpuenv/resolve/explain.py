@@ -183,7 +183,9 @@ def _driver_fixes(framework: str, by_driver: list[Rejection], target: Target) ->
     out = [f"{framework}: install NVIDIA driver ≥ {newest.needs_driver} to use {newest.label}"]
     if _driver_key(smallest) < _driver_key(newest):
         first = next(r for r in reachable if r.needs_driver == smallest.needs_driver)
-        out.append(f"{framework}: driver ≥ {smallest.needs_driver} already allows {first.label}")
+        # "already": an update short of the newest; with no driver at all, any is a first one
+        enough = "already allows" if target.driver is not None else "is enough for"
+        out.append(f"{framework}: driver ≥ {smallest.needs_driver} {enough} {first.label}")
     return out
 
 
