@@ -175,3 +175,14 @@ def test_only_the_most_recently_stamped_folders_are_remembered(
     assert remembered() == [str(r) for r in roots[1:]]
     _load(roots[0])  # forgotten, so stamped again: now the most recent
     assert remembered() == [str(r) for r in (*roots[2:], roots[0])]
+
+
+def test_the_same_files_in_another_folder_report_that_folder(
+    tmp_path: Path, parses: list[Path]
+) -> None:
+    # two checkouts with equal knowledge bases share one cached parse; each is its own root
+    first, second = _copy(tmp_path, "a"), _copy(tmp_path, "b")
+    assert _load(first).root == first
+    assert _load(second).root == second and parses == [first]  # by content: parsed once
+    assert _load(first).root == first  # found by its stamps: still its own folder
+    assert _load(second).root == second  # by its stamps too, though the parse was first's

@@ -70,6 +70,7 @@ def load_knowledge_base(root: Optional[Path] = None) -> KnowledgeBase:
     if isinstance(remembered, tuple) and len(remembered) == 2 and remembered[0] == stamp:
         cached = cache.read_pickle("recipes", remembered[1])
         if isinstance(cached, KnowledgeBase) and remembered[1] == _cache_key(cached.digest):
+            cached.root = root  # the same content may have been cached from another folder
             return cached
     kb = _load_by_content(root, paths)
     known.pop(str(root), None)  # re-inserted last: the most recently read folders are kept
@@ -132,6 +133,7 @@ def _load_by_content(root: Path, paths: list[Path]) -> KnowledgeBase:
     key = digest.hexdigest()
     cached = cache.read_pickle("recipes", _cache_key(key))
     if isinstance(cached, KnowledgeBase) and cached.digest == key:
+        cached.root = root  # cached from another folder with the same files
         return cached
     from gpuenv.recipes.parse import parse_knowledge_base
 
