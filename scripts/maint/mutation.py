@@ -8,9 +8,11 @@
 Each area names the modules it mutates and the tests that guard them (its own subset: a
 mutant of resolve/ is not run against the install tests). Together the areas mutate every
 module of fs/, envs/, lock/, index/, resolve/ and doctor/, each in one area: a module added
-or moved there without an area fails tests/house/test_mutation_areas.py. cosmic-ray (the `test` extra) makes
-the mutants; each runs its area's tests with `pytest -x` in a copy of the working tree (the
-checkout is never touched, so a killed run leaves nothing mutated). The run is serial (one
+or moved there without an area fails tests/house/test_mutation_areas.py. cosmic-ray (the
+`test` extra) makes the mutants; each runs its area's tests with `pytest -x`, the files
+fastest first as the baseline run timed them (a mutant a fast file kills stops there), in a
+copy of the working tree (the checkout is never touched, so a killed run leaves nothing
+mutated). The run is serial (one
 pytest at a time: this machine's 2 cores are shared); an area stops at its time budget and the
 report says how many of its mutants ran. Operators that mostly make noise (bit operators,
 variable insertion, decorator removal) are left out, and a sample is drawn when an area has
@@ -708,6 +710,7 @@ class Outcome:
     not_run: int = 0
     seconds: float = 0.0
     baseline_failed: str = ""
+    order: tuple[str, ...] = ()  # the tests as the mutants ran them (fastest first)
 
 
 def copy_tree(dest: Path) -> None:
@@ -744,8 +747,35 @@ def _pytest_argv(area: Area) -> list[str]:
     return [*_PYTEST, *area.tests]
 
 
+def fastest_first(tests: tuple[str, ...], junit: Path) -> tuple[str, ...]:
+    """The area's tests ordered by the seconds each took in the baseline run (its junit XML),
+    the fastest first: every mutant runs them all the same, but `pytest -x` stops at the first
+    failure, so a mutant a fast file kills no longer waits for the slow ones before it. Ties
+    (and a missing or unreadable XML) keep the area's own order."""
+    import xml.etree.ElementTree as ET
+
+    try:
+        cases = ET.parse(junit).getroot().iter("testcase")
+        timed = [(c.get("file", ""), c.get("name", ""), float(c.get("time") or 0.0)) for c in cases]
+    except (OSError, ET.ParseError, ValueError):
+        return tests
+
+    def seconds(entry: str) -> float:
+        path, _, name = entry.partition("::")
+        return sum(
+            t
+            for file, case, t in timed
+            if file == path and (not name or case == name or case.startswith(name + "["))
+        )
+
+    spent = {entry: seconds(entry) for entry in tests}
+    return tuple(sorted(tests, key=lambda entry: spent[entry]))
+
+
 # one process per mutant run (-n 0): worker start-up would cost more than most areas' tests
 _PYTEST = ["-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-m", "not network", "-n", "0"]
+# the baseline's junit XML names each test's file (xunit1), which fastest_first sums by
+_JUNIT_FILES = ["-o", "junit_family=xunit1"]
 
 
 def _config(area: Area, work: Path, timeout: float) -> Path:
@@ -797,8 +827,9 @@ def run_area(name: str, area: Area, *, budget: float, sample: int | None, seed: 
         copy_tree(work)
         env = _env(work)
         t0 = time.monotonic()
+        junit = work / "baseline.xml"
         base = subprocess.run(
-            [sys.executable, *_pytest_argv(area)],
+            [sys.executable, *_pytest_argv(area), f"--junitxml={junit}", *_JUNIT_FILES],
             cwd=work,
             env=env,
             capture_output=True,
@@ -808,6 +839,8 @@ def run_area(name: str, area: Area, *, budget: float, sample: int | None, seed: 
         if base.returncode != 0:
             out.baseline_failed = base.stdout[-2000:]
             return out
+        area = Area(area.modules, fastest_first(area.tests, junit), area.budget_s)
+        out.order = area.tests
         config = _config(area, work, timeout=max(30.0, 4 * base_s))
         session = work / "session.sqlite"
         cr = [sys.executable, "-m", "cosmic_ray.cli"]
@@ -866,6 +899,13 @@ def report(outcomes: list[Outcome], quick: bool, area: Area | None = None) -> st
             "Tests: " + ", ".join(f"`{t}`" for t in area.tests) + ".",
             "",
         ]
+        if outcomes[0].order and outcomes[0].order != area.tests:
+            lines += [
+                "Each mutant ran them fastest first (their seconds in the baseline run): "
+                + ", ".join(f"`{t}`" for t in outcomes[0].order)
+                + ".",
+                "",
+            ]
     lines += [
         f"Made by `python scripts/maint/mutation.py{' --quick' if quick else ''}` on"
         f" {dt.date.today().isoformat()} (cosmic-ray, the operators in KEEP_PREFIXES; each"

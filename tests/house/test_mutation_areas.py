@@ -67,3 +67,33 @@ def test_the_sample_is_the_same_whatever_order_the_database_lists_the_mutants() 
     random.Random(1).shuffle(second)
     assert len(drawn(first)) == 10
     assert drawn(first) == drawn(second)
+
+
+def test_the_tests_run_fastest_first_as_the_baseline_timed_them(tmp_path: Path) -> None:
+    """pytest -x stops at the first failure: a mutant that a fast file kills must not wait for
+    the slow files named before it. Entries with a test name count only that test's time."""
+    junit = tmp_path / "baseline.xml"
+    junit.write_text(
+        "<testsuites><testsuite>"
+        '<testcase file="tests/slow.py" name="test_a" time="9.0"/>'
+        '<testcase file="tests/mixed.py" name="test_fast" time="0.5"/>'
+        '<testcase file="tests/mixed.py" name="test_slow[1]" time="20.0"/>'
+        '<testcase file="tests/quick.py" name="test_b" time="1.0"/>'
+        '<testcase file="tests/quick.py" name="test_c" time="1.5"/>'
+        "</testsuite></testsuites>",
+        encoding="utf-8",
+    )
+    tests = (
+        "tests/slow.py",
+        "tests/mixed.py::test_slow",
+        "tests/quick.py",
+        "tests/mixed.py::test_fast",
+    )
+    assert mutation.fastest_first(tests, junit) == (
+        "tests/mixed.py::test_fast",
+        "tests/quick.py",
+        "tests/slow.py",
+        "tests/mixed.py::test_slow",
+    )
+    # no timings: the area's own order
+    assert mutation.fastest_first(tests, tmp_path / "missing.xml") == tests
