@@ -139,6 +139,7 @@ AREAS: dict[str, Area] = {
             "tests/lab/test_shared_uv_runs.py",
             "tests/lock/test_lock_write_edges.py",
             "tests/lock/test_toml_string.py",
+            "tests/lock/test_lock_write_guards.py",
         ),
     ),
     "index": Area(
@@ -215,6 +216,7 @@ AREAS: dict[str, Area] = {
             "tests/envs/hostile/test_downloads.py",
             "tests/envs/hostile/test_origins.py",
             "tests/envs/test_one_cache.py",
+            "tests/envs/test_sources_guards.py",
         ),
     ),
     "envs-shell": Area(

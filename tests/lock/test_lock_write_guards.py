@@ -1,0 +1,99 @@
+"""The lock writers where no other test looks (lock-write's mutation survivors,
+benchmarks/mutation/lock-write.md): which wheel a lock keeps when uv lists several for one
+package, and what an unreachable conda channel's error quotes of rattler's message."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+import gpuenv.lock.conda
+from gpuenv.conda.client import CondaError
+from gpuenv.index.config import IndexConfig
+from gpuenv.lock.conda import solve_conda
+from gpuenv.lock.errors import SourceUnreachableError
+from gpuenv.lock.pypi import PipCompile, pip_request
+from installrepos import jax_plan
+
+SHA = {"a": "a" * 64, "b": "b" * 64, "c": "c" * 64}
+
+
+def _fake_uv(tmp_path: Path, packages: list[dict[str, object]]) -> str:
+    """A uv that writes this pylock.toml wherever --output-file says, and succeeds."""
+    lines = ['lock-version = "1.0"', 'created-by = "uv"', ""]
+    for package in packages:
+        lines += ["[[packages]]", f"name = {json.dumps(package['name'])}"]
+        lines += [f"version = {json.dumps(package['version'])}", "wheels = ["]
+        for url, sha in package["wheels"]:  # type: ignore[attr-defined]
+            lines.append(
+                f"  {{ url = {json.dumps(url)}, hashes = {{ sha256 = {json.dumps(sha)} }} }},"
+            )
+        lines += ["]", ""]
+    pylock = tmp_path / "answer.toml"
+    pylock.write_text("\n".join(lines), encoding="utf-8")
+    uv = tmp_path / "uv"
+    uv.write_text(
+        f"#!{sys.executable}\n"
+        "import shutil, sys\n"
+        "out = sys.argv[sys.argv.index('--output-file') + 1]\n"
+        f"shutil.copyfile({str(pylock)!r}, out)\n",
+        encoding="utf-8",
+    )
+    os.chmod(uv, 0o755)
+    return str(uv)
+
+
+def _locked(tmp_path: Path, packages: list[dict[str, object]]) -> list[tuple[str, str, str]]:
+    plan = jax_plan("0.4.30")
+    uv = _fake_uv(tmp_path, packages)
+    config = IndexConfig(index_url="https://pypi.example/simple/", origin="test")
+    lock = PipCompile(pip_request(plan, config, None, uv=uv), plan).result()
+    return [(a.name, a.url, a.sha256) for a in lock.artifacts]
+
+
+def test_of_several_wheels_uv_lists_the_lock_keeps_the_first_url_whatever_their_order(
+    tmp_path: Path,
+) -> None:
+    base = "https://files.example/"
+    listed = [
+        (base + "jax-0.4.30-py3-none-manylinux.whl", SHA["c"]),
+        (base + "jax-0.4.30-py3-none-any.whl", SHA["a"]),
+        (base + "jax-0.4.30-py3-none-macosx.whl", SHA["b"]),
+    ]
+    for order in (listed, listed[::-1], listed[1:] + listed[:1]):
+        got = _locked(tmp_path, [{"name": "jax", "version": "0.4.30", "wheels": order}])
+        assert got == [("jax", base + "jax-0.4.30-py3-none-any.whl", SHA["a"])]
+    # one wheel: that one
+    one = [{"name": "jax", "version": "0.4.30", "wheels": listed[:1]}]
+    assert _locked(tmp_path, one) == [("jax", listed[0][0], SHA["c"])]
+
+
+def test_an_unreachable_channel_quotes_the_first_line_of_rattler_s_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    plan = dataclasses.replace(
+        jax_plan("0.4.30", conda=("cudatoolkit=11.2",)), platform="linux-64", python="3.12"
+    )
+    message = (
+        "  error sending request for url (https://conda.example/main/linux-64/repodata.json)\n"
+        "Caused by: dns error: failed to lookup address information\n"
+        "Caused by: Name or service not known\n"
+    )
+
+    def unreachable(request: dict[str, object]) -> dict[str, object]:
+        raise CondaError(message)
+
+    monkeypatch.setattr(gpuenv.lock.conda, "run_rattler", unreachable)
+    with pytest.raises(SourceUnreachableError) as err:
+        solve_conda(plan, channels=("https://conda.example/main",))
+    text = str(err.value)
+    assert (
+        "(error sending request for url (https://conda.example/main/linux-64/repodata.json))"
+        in text
+    )
+    assert "Caused by" not in text and "\n" not in text
