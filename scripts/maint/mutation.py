@@ -713,6 +713,8 @@ class Outcome:
     seconds: float = 0.0
     baseline_failed: str = ""
     order: tuple[str, ...] = ()  # the tests as the mutants ran them (fastest first)
+    note: str = ""  # what a rerun of survivors merged, for the report
+    ran: dict[str, int] = field(default_factory=dict)  # mutants that ran, by `where`
 
 
 def copy_tree(dest: Path) -> None:
@@ -818,7 +820,21 @@ def draw(kept: list[Any], n: int, seed: int) -> set[str]:
     return {w.job_id for w in random.Random(seed).sample(order, n)}
 
 
-def run_area(name: str, area: Area, *, budget: float, sample: int | None, seed: int) -> Outcome:
+def _where(w: Any) -> str:
+    m = w.mutations[0]
+    return f"{m.module_path}:{m.start_pos[0]} ({m.operator_name})"
+
+
+def run_area(
+    name: str,
+    area: Area,
+    *,
+    budget: float,
+    sample: int | None,
+    seed: int,
+    only: set[str] | None = None,
+) -> Outcome:
+    """Run the area's sample (`only`: just those of its mutants, by their report's `where`)."""
     from cosmic_ray.work_db import WorkDB, use_db
     from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkResult
 
@@ -857,6 +873,8 @@ def run_area(name: str, area: Area, *, budget: float, sample: int | None, seed: 
             n = min(len(kept), sample if sample is not None else affordable)
             chosen = draw(kept, n, seed)
             out.sampled = n
+            if only is not None:
+                chosen = {w.job_id for w in kept if w.job_id in chosen and _where(w) in only}
             skip = WorkResult(worker_outcome=WorkerOutcome.SKIPPED)
             for w in items:
                 if w.job_id not in chosen:
@@ -878,12 +896,12 @@ def run_area(name: str, area: Area, *, budget: float, sample: int | None, seed: 
                 result = results.get(w.job_id)
                 if result is None or result.worker_outcome == WorkerOutcome.SKIPPED:
                     out.not_run += 1
-                elif result.test_outcome == TestOutcome.SURVIVED:
+                    continue
+                out.ran[_where(w)] = out.ran.get(_where(w), 0) + 1
+                if result.test_outcome == TestOutcome.SURVIVED:
                     m = w.mutations[0]
-                    module = str(m.module_path)
-                    text = _line(work, module, m.start_pos[0])
-                    where = f"{module}:{m.start_pos[0]} ({m.operator_name})"
-                    out.survived.append((where, text, result.diff or ""))
+                    text = _line(work, str(m.module_path), m.start_pos[0])
+                    out.survived.append((_where(w), text, result.diff or ""))
                 elif result.test_outcome == TestOutcome.KILLED:
                     out.killed += 1
                 else:
@@ -933,6 +951,9 @@ def report(outcomes: list[Outcome], quick: bool, area: Area | None = None) -> st
             f" {o.incompetent} | {o.not_run} | {rate} | {rate_real} | {o.seconds:.0f} |"
         )
     for o in outcomes:
+        if o.note:
+            lines += ["", o.note]
+    for o in outcomes:
         if o.baseline_failed:
             lines += ["", f"## {o.area}: the baseline tests fail", "", "```", o.baseline_failed]
             lines += ["```"]
@@ -948,6 +969,64 @@ def report(outcomes: list[Outcome], quick: bool, area: Area | None = None) -> st
             if body:
                 lines += ["  ```diff", *("  " + d for d in body[:6]), "  ```"]
     return "\n".join(lines) + "\n"
+
+
+def read_report(text: str) -> Outcome:
+    """An area's figures and survivors as its report (made by `report`) gives them."""
+    lines = text.splitlines()
+    out = Outcome(lines[0].removeprefix("# Mutation testing: ").strip())
+    row = next(ln for ln in lines if ln.startswith(f"| {out.area} |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    total, ran, killed, _, _, incompetent, not_run = (int(c) for c in cells[1:8])
+    out.total, out.killed, out.incompetent, out.not_run = total, killed, incompetent, not_run
+    out.sampled, out.seconds = ran + not_run, float(cells[10])
+    for i, ln in enumerate(lines):
+        if not ln.startswith("- `") or " (core/" not in ln:
+            continue
+        where, _, rest = ln[3:].partition("`: `")
+        body = []
+        for nxt in lines[i + 1 :]:
+            if nxt.startswith("- `"):
+                break
+            if nxt.startswith(("  -", "  +")) and not nxt.startswith("  - why:"):
+                body.append(nxt[2:])
+        out.survived.append((where, rest.removesuffix("`"), "\n".join(body)))
+    return out
+
+
+def merge_rerun(before: Outcome, rerun: Outcome, ran: dict[str, int]) -> Outcome:
+    """The earlier report's figures with its survivors rerun (after tests were added: tests
+    only ever added, a mutant it counted killed stays killed). `ran` counts the rerun's
+    mutants by `where`; a survivor the rerun did not reach (its budget) stays one, as it was."""
+    merged = Outcome(before.area, before.total, before.sampled)
+    merged.seconds = rerun.seconds
+    listed: dict[str, int] = {}
+    for where, _, _ in before.survived:
+        listed[where] = listed.get(where, 0) + 1
+    now: dict[str, list[tuple[str, str, str]]] = {}
+    for entry in rerun.survived:
+        now.setdefault(entry[0], []).append(entry)
+    killed = 0
+    for where, count in listed.items():
+        if ran.get(where, 0) < count:  # not reached (or no longer drawn): as it was
+            merged.survived += [e for e in before.survived if e[0] == where]
+            continue
+        alive = now.get(where, [])[:count]  # the same line and operator twice: at most as many
+        merged.survived += alive
+        killed += count - len(alive)
+    rerun_incompetent = min(rerun.incompetent, killed)
+    merged.killed = before.killed + killed - rerun_incompetent
+    merged.incompetent = before.incompetent + rerun_incompetent
+    merged.not_run = before.not_run
+    merged.order = rerun.order
+    merged.note = (
+        f"Rerun of the earlier report's {len(before.survived)} survivors after their tests"
+        f" (the same sample; the {before.killed} it counted killed stay killed, as tests were"
+        f" only added): {killed - rerun_incompetent} killed now, {len(merged.survived)} still"
+        f" survive. The table merges both; seconds are the rerun's (the earlier run took"
+        f" {before.seconds:.0f})."
+    )
+    return merged
 
 
 def _reason(where: str, diff: str) -> str:
@@ -968,10 +1047,18 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         help="write one markdown report per area here (<dir>/<area>.md), e.g. benchmarks/mutation",
     )
+    parser.add_argument(
+        "--rerun-survivors",
+        action="store_true",
+        help="run again only the survivors of each area's report in --report-dir (the same"
+        " sample and seed), after tests were added for them, and merge the figures into it",
+    )
     args = parser.parse_args(argv)
     unknown = [a for a in args.areas if a not in AREAS]
     if unknown:
         parser.error(f"unknown area(s) {', '.join(unknown)}; known: {', '.join(AREAS)}")
+    if args.rerun_survivors and (args.quick or not args.report_dir):
+        parser.error("--rerun-survivors reads and rewrites the reports of --report-dir")
     if args.quick:
         chosen = [QUICK]
         sample: int | None = QUICK_SAMPLE
@@ -982,7 +1069,17 @@ def main(argv: list[str] | None = None) -> int:
     for name, area in chosen:
         budget = args.budget or area.budget_s
         print(f"mutation: {name} ({budget}s budget)", file=sys.stderr, flush=True)
-        outcome = run_area(name, area, budget=budget, sample=sample, seed=args.seed)
+        if args.rerun_survivors:
+            before = read_report((args.report_dir / f"{name}.md").read_text(encoding="utf-8"))
+            if sample is not None and sample != before.sampled:
+                parser.error(f"{name}'s report sampled {before.sampled}, not {sample}")
+            only = {where for where, _, _ in before.survived}
+            rerun = run_area(
+                name, area, budget=budget, sample=before.sampled, seed=args.seed, only=only
+            )
+            outcome = rerun if rerun.baseline_failed else merge_rerun(before, rerun, rerun.ran)
+        else:
+            outcome = run_area(name, area, budget=budget, sample=sample, seed=args.seed)
         outcomes.append(outcome)
         if args.report_dir:  # each area's report as soon as it is done
             args.report_dir.mkdir(parents=True, exist_ok=True)
