@@ -343,3 +343,19 @@ def test_a_lock_offline_from_a_missing_host_imports_no_http_client_the_second_ti
     assert second[1] == "0 False"  # nothing asked again, no HTTP client imported
     assert INDEX in second[0] and "jax_cuda_releases" in second[0]
     assert "no such host" in second[0]
+
+
+def test_a_host_that_does_not_exist_is_asked_again_after_sixty_seconds() -> None:
+    """The minute is the documented figure (README, the module's docstring): just under it
+    the failure is remembered, just over it the host is asked again."""
+    clock, fetch = Clock(), Index(_resolver_failure(socket.EAI_NONAME))
+    with pytest.raises(ConnectionError):
+        gone(fetch, clock)
+    clock.t += 59.5
+    with pytest.raises(HostGone):
+        gone(fetch, clock)
+    assert fetch.calls == 1
+    clock.t += 1.0  # 60.5 s after the failure
+    fetch.answer = ["jaxlib-0.10.2-cp311-cp311-manylinux_2_27_x86_64.whl"]
+    assert gone(fetch, clock) == fetch.answer
+    assert fetch.calls == 2

@@ -91,3 +91,22 @@ def test_staleness_names_changed_companion_pins_alone(tmp_path: Path) -> None:
     assert stale_causes(locked, pins) == ["companion pins changed"]
     caps = dataclasses.replace(old, constraints=(*old.constraints, "cudnn<9"))
     assert stale_causes(locked, caps) == ["companion pins changed"]
+
+
+def test_a_build_lost_to_another_python_says_so_and_only_then(describe, kb) -> None:  # type: ignore[no-untyped-def]
+    """A framework whose planned build no rule rejected and no other framework explains lost
+    to the Python the sources gave: that is its reason when the Pythons differ (either way
+    round), never when they are the same."""
+    from gpuenv.lock.fallback import fallbacks
+
+    ideal = dataclasses.replace(_gpu_plan(describe, kb), python="3.12")
+    data = ideal.to_json()
+    data["frameworks"]["torch"]["version"] = "2.0.0"
+    older = dataclasses.replace(Plan.from_json(data), rejected=())
+    for python in ("3.11", "3.13"):
+        [fb] = fallbacks(ideal, dataclasses.replace(older, python=python))
+        assert fb.why == f"it does not agree with Python {python}, which the other builds need"
+    [fb] = fallbacks(ideal, dataclasses.replace(older, python="3.12"))
+    assert fb.why == (
+        "it does not agree with the other frameworks' builds (see the plan's trade-off lines)"
+    )
