@@ -170,6 +170,7 @@ AREAS: dict[str, Area] = {
             "tests/lock/test_probe_cache.py",
             "tests/lock/test_portable_mirrors.py::test_uv_sources_reads_variables_and_uv_toml",
             "tests/lock/test_portable_mirrors.py::test_hostile_variables_are_refused",
+            "tests/index/test_guards_mutation.py",
         ),
     ),
     "envs": Area(
