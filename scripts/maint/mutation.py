@@ -303,6 +303,7 @@ AREAS: dict[str, Area] = {
             "tests/envs/test_packages_jupyter.py::test_split_requirements_keeps_frameworks_for_the_resolver",
             "tests/envs/test_packages_jupyter.py::test_hostile_extra_packages_are_refused",
             "tests/resolve/test_plan_edges.py",
+            "tests/resolve/test_plan_mutation_guards.py",
         ),
     ),
     "doctor": Area(
@@ -697,6 +698,15 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         f"{PKG}/lock/pylock/read.py",
         "if not isinstance(wheels, list) or len(wheels) != 1 or not isinstance(wheels[ -1], dict):",
     ): "read only when the list has exactly one item, which is both wheels[0] and wheels[-1]",
+    (
+        f"{PKG}/resolve/assemble.py",
+        'out.append(PipRequirement(f"{companion}=={pin}", index if labelled <= companion else None))',
+    ): "labelled differs from the companion only when labelled_project returned the build's own"
+    " package, i.e. the build has no local label: its published version is then the release's"
+    " own, `local` is empty and `index` already None, so both branches give None",
+    (f"{PKG}/resolve/resolver.py", 'f" {asked_cpu[ -1].framework} instead"'): "requirements"
+    " are merged one per framework (parse_requirements) and tensorflow-cpu is the one CPU-only"
+    " name (_CPU_ONLY_NAMES): asked_cpu holds at most one requirement, so [0] is [-1]",
     (f"{PKG}/lock/pylock/read.py", "wheel = wheels[ -1]"): "the line above let through only a"
     " list of exactly one wheel: wheels[0] and wheels[-1] are the same",
 }

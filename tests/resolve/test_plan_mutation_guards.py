@@ -1,0 +1,125 @@
+"""What resolve's plan says where no other test looked (resolve-plan's mutation survivors,
+benchmarks/mutation/resolve-plan.md): a driver fix keeps its promise, only an old stack is
+locked "as of" its era, the tally of newer rejections needs more than one, an unknown extra is
+refused, an impossible requirement is explained by its own framework's rejections, a pin the
+conflict check cannot read is skipped, and plans keep schema 1."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from gpuenv.resolve import resolve
+from gpuenv.resolve.combine import conflict
+from gpuenv.resolve.plan import Plan
+from gpuenv.resolve.rejection import Candidate
+from gpuenv.resolve.requirements import RequirementError
+
+REPO = Path(__file__).resolve().parents[2]
+GPU = "RTX 3090"
+
+
+def _label(plan: Plan, framework: str) -> str:
+    choice = plan.frameworks[framework]
+    return f"{framework} {choice.version} [{choice.variant}]"
+
+
+@pytest.mark.parametrize("framework", ["torch", "jax"])
+def test_the_smallest_driver_fix_keeps_its_promise(framework: str, describe, kb) -> None:  # type: ignore[no-untyped-def]
+    """'driver >= X already allows L': with driver X installed, L is the plan."""
+    plan = resolve(describe(GPU, "450.80.02"), [framework], kb=kb)
+    promises = [re.search(r"driver ≥ (\S+) already allows (.+)$", f) for f in plan.fixes]
+    [(driver, label)] = [m.groups() for m in promises if m]
+    assert _label(resolve(describe(GPU, driver), [framework], kb=kb), framework) == label
+    assert label != _label(plan, framework)
+
+
+def test_only_a_stack_without_its_newest_release_is_locked_as_of_its_era(describe, kb) -> None:  # type: ignore[no-untyped-def]
+    newest = resolve(describe(GPU, "580.65.06"), ["torch"], kb=kb)
+    assert newest.frameworks["torch"].version == kb.frameworks["torch"].releases[0].version
+    assert newest.exclude_newer is None
+    older = resolve(describe(GPU, "525.60.13"), ["torch"], kb=kb)
+    assert older.frameworks["torch"].version != newest.frameworks["torch"].version
+    assert older.exclude_newer is not None and re.fullmatch(r"\d{4}-\d\d-\d\d", older.exclude_newer)
+    oldest = kb.frameworks["torch"].releases[-1].version
+    assert resolve(describe(), [f"torch=={oldest}"], kb=kb).exclude_newer is not None
+
+
+def test_the_tally_of_newer_rejections_needs_more_than_one(describe, kb) -> None:  # type: ignore[no-untyped-def]
+    one = resolve(describe(GPU, "525.60.13"), ["torch"], kb=kb)
+    [line] = [r for r in one.reasons if r.startswith("torch ")]
+    assert "; newer: torch 2.15.0 [cu132] rejected" in line
+    assert "in all" not in line
+    many = resolve(describe(GPU, "450.80.02"), ["torch"], kb=kb)
+    [line] = [r for r in many.reasons if r.startswith("torch ")]
+    assert re.search(r"; \d+ newer candidates rejected in all \(\d+ driver", line), line
+
+
+def test_an_extra_no_build_provides_is_refused(describe, kb) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(RequirementError, match="provides the extra nonsense; known: cpu, cu"):
+        resolve(describe(GPU, "580.65.06"), ["torch[nonsense]"], kb=kb)
+    plan = resolve(describe(GPU, "580.65.06"), ["jax[cuda12]"], kb=kb)
+    assert plan.frameworks["jax"].variant == "cuda12"
+
+
+@pytest.mark.parametrize("reqs", [["torch>=99", "jax"], ["jax", "torch>=99"]])
+def test_an_impossible_requirement_is_explained_by_its_own_framework(
+    reqs: list[str],
+    describe: Any,
+    kb: Any,
+) -> None:
+    from gpuenv.resolve import ResolveError
+
+    # at this driver jax's newest build is rejected (it needs a newer one): a rejection of
+    # another framework, which must not stand in for torch's
+    assert any(
+        "jax 0.12.1" in r.candidate
+        for r in resolve(describe(GPU, "525.60.13"), ["jax"], kb=kb).rejected
+    )
+    with pytest.raises(ResolveError) as err:
+        resolve(describe(GPU, "525.60.13"), reqs, kb=kb)
+    text = str(err.value)
+    assert "torch>=99: no release runs here; e.g. torch " in text
+    assert "does not satisfy 'torch>=99'" in text
+    assert "jax" not in text
+
+
+def test_a_pin_the_conflict_check_cannot_read_is_skipped(kb) -> None:  # type: ignore[no-untyped-def]
+    """A direct reference (`name @ URL`) is no pin to compare: the check passes over it and
+    still finds the clash among the pins it can read."""
+    torch, jax = kb.frameworks["torch"].releases[0], kb.frameworks["jax"].releases[0]
+    tb = next(b for b in torch.builds if b.is_gpu)
+    jb = next(b for b in jax.builds if b.is_gpu)
+
+    def cand(release: Any, build: Any, companions: tuple[str, ...]) -> Candidate:
+        return Candidate(release, build, ("3.12",), (), companions, (), True)
+
+    url = "nvidia-x @ https://files.example/nvidia_x-1.0-py3-none-any.whl"
+    a = cand(torch, tb, (url,))
+    b = cand(jax, jb, ("nvidia-x==1.0",))
+    assert conflict([a, b], kb) is None
+    clash = conflict(
+        [cand(torch, tb, (url, "nvidia-y==1.0")), cand(jax, jb, ("nvidia-y==2.0",))], kb
+    )
+    assert clash is not None and "nvidia-y" in str(clash)
+
+
+def test_plans_keep_schema_1(describe, kb) -> None:  # type: ignore[no-untyped-def]
+    """The committed lockfiles (and every lockfile written so far) carry plans of schema 1:
+    a plan is written with it and read back from them."""
+    import yaml
+
+    plan = resolve(describe(GPU, "580.65.06"), ["torch"], kb=kb)
+    assert plan.to_json()["schema"] == 1
+    assert Plan.from_json(plan.to_json()) == plan
+    data = yaml.safe_load((REPO / "lockfiles" / "cpu-only.conda-lock.yml").read_text())
+    from lockdata import plan_of
+
+    committed = plan_of(data)
+    assert committed["schema"] == 1
+    assert Plan.from_json(committed).platform == committed["platform"]
+    with pytest.raises(ValueError):
+        Plan.from_json({**committed, "schema": 2})
