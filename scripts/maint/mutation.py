@@ -207,6 +207,7 @@ AREAS: dict[str, Area] = {
             "tests/envs/test_one_cache.py::test_a_python_uv_can_download_is_enough",
             "tests/envs/test_one_cache.py::"
             "test_uv_failing_to_list_its_downloads_is_refused_whatever_it_printed",
+            "tests/envs/test_envs_guards_mutation.py",
         ),
     ),
     "envs-sources": Area(

@@ -1,0 +1,30 @@
+"""The install line's word on where the wheels come from, for an environment of many wheels
+(envs' mutation survivor `local is len(wheels)`: CPython keeps one object per small int, so
+only a count past 256 tells identity from equality; a large stack has that many)."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuenv.envs.artifacts import Artifact, InstallSource
+from gpuenv.envs.transaction import _wheel_origin
+
+
+def _wheels(local: int, remote: int) -> list[InstallSource]:
+    out = []
+    for i in range(local + remote):
+        art = Artifact("pip", f"p{i}", f"p{i}-1.0-py3-none-any.whl", "", "0" * 64, None)
+        url = f"file:///house/p{i}-1.0-py3-none-any.whl" if i < local else f"https://x.example/p{i}"
+        out.append(InstallSource(art, url))
+    return out
+
+
+@pytest.mark.parametrize("count", [3, 256, 300, 1000])
+def test_every_wheel_local_is_said_so_however_many(count: int) -> None:
+    assert _wheel_origin(_wheels(count, 0)).startswith(
+        "from local files (a wheelhouse or the cache)"
+    )
+    assert _wheel_origin(_wheels(count, 1)).startswith(f"{count} from local files, the rest")
+    assert (
+        _wheel_origin(_wheels(0, count)) == "uv downloads each and checks it against the lockfile"
+    )
