@@ -708,6 +708,11 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     (f"{PKG}/resolve/resolver.py", 'f" {asked_cpu[ -1].framework} instead"'): "requirements"
     " are merged one per framework (parse_requirements) and tensorflow-cpu is the one CPU-only"
     " name (_CPU_ONLY_NAMES): asked_cpu holds at most one requirement, so [0] is [-1]",
+    (
+        f"{PKG}/envs/sources.py",
+        'if art.kind >= "pip" and art.url.startswith("file://"):',
+    ): "an artifact's kind is 'conda' or 'pip' (artifacts_of makes every one): of those only"
+    " 'pip' sorts at or after 'pip'",
     (f"{PKG}/envs/origins.py", 'pip = any(e.kind >= "pip" for e in refused)'): "an entry's"
     " kind is 'conda' or 'pip' (check_origins makes every one): of those only 'pip' sorts at or"
     " after 'pip'",

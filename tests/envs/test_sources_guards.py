@@ -241,3 +241,15 @@ def test_a_local_path_the_lockfile_names_is_checked_for_wheels_only(tmp_path: Pa
     with pytest.raises(InstallError) as err:
         gather([conda], cache=tmp_path / "cache")
     assert "cannot read" in str(err.value) and "copy the wheel" not in str(err.value)
+
+
+def test_a_local_wheel_that_is_a_dangling_link_cannot_be_read(tmp_path: Path) -> None:
+    """The path is there (a link) but names nothing: an install error naming it, not a
+    traceback."""
+    from gpuenv.envs.errors import InstallError
+
+    link = tmp_path / "jax-1.0-py3-none-any.whl"
+    link.symlink_to(tmp_path / "gone.whl")
+    wheel = Artifact("pip", "jax", link.name, link.as_uri(), "a" * 64, None)
+    with pytest.raises(InstallError, match=f"cannot read {link}"):
+        gather([wheel], cache=tmp_path / "cache")
