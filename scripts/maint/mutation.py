@@ -901,6 +901,14 @@ def run_area(
             chosen = draw(kept, n, seed)
             out.sampled = n
             if only is not None:
+                drawn = {_where(w) for w in kept if w.job_id in chosen}
+                stale = sorted(only - drawn)
+                if stale:  # the modules changed since the report: its sample is not this one
+                    out.baseline_failed = (
+                        "the report's survivors are not in this code's sample (its modules"
+                        " changed since; run the area whole): " + ", ".join(stale)
+                    )
+                    return out
                 chosen = {w.job_id for w in kept if w.job_id in chosen and _where(w) in only}
             skip = WorkResult(worker_outcome=WorkerOutcome.SKIPPED)
             for w in items:
@@ -1078,7 +1086,8 @@ def main(argv: list[str] | None = None) -> int:
         "--rerun-survivors",
         action="store_true",
         help="run again only the survivors of each area's report in --report-dir (the same"
-        " sample and seed), after tests were added for them, and merge the figures into it",
+        " sample and seed), after tests were added for them, and merge the figures into it;"
+        " refused when the area's modules changed since the report (its sample is another)",
     )
     args = parser.parse_args(argv)
     unknown = [a for a in args.areas if a not in AREAS]
@@ -1108,6 +1117,9 @@ def main(argv: list[str] | None = None) -> int:
         else:
             outcome = run_area(name, area, budget=budget, sample=sample, seed=args.seed)
         outcomes.append(outcome)
+        if args.rerun_survivors and outcome.baseline_failed:  # the report stays as it was
+            print(f"mutation: {name}: {outcome.baseline_failed}", file=sys.stderr)
+            continue
         if args.report_dir:  # each area's report as soon as it is done
             args.report_dir.mkdir(parents=True, exist_ok=True)
             text = report([outcome], args.quick, area)
