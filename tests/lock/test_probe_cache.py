@@ -359,3 +359,23 @@ def test_a_host_that_does_not_exist_is_asked_again_after_sixty_seconds() -> None
     fetch.answer = ["jaxlib-0.10.2-cp311-cp311-manylinux_2_27_x86_64.whl"]
     assert gone(fetch, clock) == fetch.answer
     assert fetch.calls == 2
+
+
+def test_a_listing_of_up_to_16_mib_is_kept_and_read_back() -> None:
+    """The bound on a cached entry is 16 MiB: a project listing 15.5 MiB of file names (a
+    large project's every file) is answered from the cache; one past 16 MiB is asked again."""
+    name = "jaxlib-0.4.{:06}-cp311-cp311-manylinux_2_27_x86_64.whl"
+    per = len(json.dumps(name.format(0))) + 2
+    files = [name.format(i) for i in range(int(15.5 * (1 << 20)) // per)]
+    clock, fetch = Clock(), Index(files)
+    assert get(fetch, clock, project="jaxlib") == files
+    size = _path(INDEX, "jaxlib").stat().st_size
+    assert 15 << 20 < size <= 16 << 20
+    assert get(fetch, clock, project="jaxlib") == files
+    assert fetch.calls == 1
+    more = files + [name.format(i) for i in range(len(files), len(files) + 20_000)]
+    clock2, fetch2 = Clock(), Index(more)
+    assert get(fetch2, clock2, project="jax") == more
+    assert _path(INDEX, "jax").stat().st_size > 16 << 20
+    assert get(fetch2, clock2, project="jax") == more
+    assert fetch2.calls == 2

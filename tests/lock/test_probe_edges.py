@@ -110,3 +110,43 @@ def test_a_build_lost_to_another_python_says_so_and_only_then(describe, kb) -> N
     assert fb.why == (
         "it does not agree with the other frameworks' builds (see the plan's trade-off lines)"
     )
+
+
+def _two_frameworks(describe, kb) -> Plan:  # type: ignore[no-untyped-def]
+    plan = resolve(describe("GeForce RTX 3090", "560.35.03", "linux"), ["torch", "jax"], kb=kb)
+    assert len(plan.frameworks) == 2 and all(f.gpu for f in plan.frameworks.values())
+    return plan
+
+
+def _changed(plan: Plan, name: str, *, cpu: bool = False) -> Plan:
+    data = plan.to_json()
+    fw = data["frameworks"][name]
+    fw["version"] = "0.0.1"
+    if cpu:
+        fw.update(variant="cpu", cuda=None, cudnn=None, gpu=False)
+    return dataclasses.replace(Plan.from_json(data), rejected=())
+
+
+def test_every_framework_after_an_unchanged_one_is_checked_for_a_fallback(describe, kb) -> None:  # type: ignore[no-untyped-def]
+    from gpuenv.lock.fallback import fallbacks
+
+    ideal = _two_frameworks(describe, kb)
+    first, last = list(ideal.frameworks)
+    [fb] = fallbacks(ideal, _changed(ideal, last))
+    assert fb.framework == last and fb.got == f"{last} 0.0.1 [{ideal.frameworks[last].variant}]"
+    [fb] = fallbacks(ideal, _changed(ideal, first))
+    assert fb.framework == first
+
+
+def test_a_lost_gpu_is_warned_of_after_a_fallback_that_kept_it(describe, kb) -> None:  # type: ignore[no-untyped-def]
+    """The first framework falls back to another GPU build (no CPU warning), the second to
+    the CPU: its warning names the build that was lost."""
+    from gpuenv.lock.fallback import with_fallback_warnings
+
+    ideal = _two_frameworks(describe, kb)
+    first, last = list(ideal.frameworks)
+    plan = _changed(_changed(ideal, first), last, cpu=True)
+    warned = with_fallback_warnings(ideal, plan).warnings
+    lost = [w for w in warned if w.startswith(f"{last} 0.0.1 will run on the CPU: ")]
+    assert len(lost) == 1 and "(the planned build) cannot be locked" in lost[0]
+    assert not [w for w in warned if w.startswith(f"{first} 0.0.1 will run on the CPU")]

@@ -152,3 +152,24 @@ def test_a_find_links_folder_publishes_its_wheels(
     assert set(found.versions["torch"]) == {"2.14.1", "2.15.0"}
     assert all(folder.as_uri() in sources for sources in found.versions["torch"].values())
     assert found.unreachable == ()
+
+
+def test_a_wheel_tagged_for_a_bare_cp_interpreter_counts_for_any_python(
+    tmp_path: Path, kb: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`cp` with no version is no Python version to hold a wheel to: any Python, not a crash;
+    `cp311` is Python 3.11 and `py3` any."""
+    for name in ("UV_INDEX", "UV_DEFAULT_INDEX", "UV_INDEX_URL", "UV_EXTRA_INDEX_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
+    folder = tmp_path / "mirror"
+    folder.mkdir()
+    for version, interpreter in (("2.14.1", "cp"), ("2.15.0", "cp311"), ("2.13.0", "py3")):
+        (folder / f"torch-{version}-{interpreter}-none-{LINUX}.whl").write_bytes(b"x")
+    config = IndexConfig(find_links=(str(folder),), no_index=True, origin="test")
+    found = gather(kb, ["torch"], "linux-64", config)
+    assert found.pythons["torch"] == {
+        "2.14.1": frozenset({"*"}),
+        "2.15.0": frozenset({"3.11"}),
+        "2.13.0": frozenset({"*"}),
+    }
