@@ -150,3 +150,15 @@ def test_a_lost_gpu_is_warned_of_after_a_fallback_that_kept_it(describe, kb) -> 
     lost = [w for w in warned if w.startswith(f"{last} 0.0.1 will run on the CPU: ")]
     assert len(lost) == 1 and "(the planned build) cannot be locked" in lost[0]
     assert not [w for w in warned if w.startswith(f"{first} 0.0.1 will run on the CPU")]
+
+
+def test_a_plan_read_back_from_a_lockfile_is_no_python_fallback(describe, kb) -> None:  # type: ignore[no-untyped-def]
+    """The locked plan is read from the lockfile's JSON: its Python is an equal string, not
+    the same object, and equal is what counts."""
+    import json
+
+    ideal = dataclasses.replace(_gpu_plan(describe, kb), python="3.11")
+    read_back = Plan.from_json(json.loads(json.dumps(ideal.to_json())))
+    assert read_back.python == ideal.python and read_back.python is not ideal.python
+    assert check_fallback(ideal, read_back, "gpu", cpu_flag="--allow-cpu-fallback") == []
+    assert check_fallback(ideal, read_back, "none", cpu_flag="--allow-cpu-fallback") == []
