@@ -379,3 +379,20 @@ def test_a_listing_of_up_to_16_mib_is_kept_and_read_back() -> None:
     assert _path(INDEX, "jax").stat().st_size > 16 << 20
     assert get(fetch2, clock2, project="jax") == more
     assert fetch2.calls == 2
+
+
+@pytest.mark.parametrize("missing", [None, False, "yes"], ids=["absent", "false", "not-a-bool"])
+def test_an_entry_with_no_answer_is_asked_again_not_taken_for_a_missing_project(
+    missing: object,
+) -> None:
+    """Only `"missing": true` (without files) remembers that the index has no such project;
+    an entry without a listing and without that word holds no answer."""
+    clock, fetch = Clock(), Index(["a-1-py3-none-any.whl"])
+    path = _path(INDEX, "torch")
+    path.parent.mkdir(parents=True)
+    entry: dict[str, object] = {"index": INDEX, "project": "torch", "time": 1e6, "files": None}
+    if missing is not None:
+        entry["missing"] = missing
+    path.write_text(json.dumps(entry))
+    assert get(fetch, clock) == ["a-1-py3-none-any.whl"]
+    assert fetch.calls == 1
