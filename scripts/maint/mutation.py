@@ -723,6 +723,11 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     " elsewhere both are the same md5, and no machine gpuenv's tests run on is in FIPS mode",
     (f"{PKG}/envs/artifacts.py", "for attempt in range(1, retry.ATTEMPTS + 2):"): "the loop"
     " returns, or raises at attempt == retry.ATTEMPTS: an end past ATTEMPTS is never reached",
+    (
+        f"{PKG}/lock/availability.py",
+        'return [note for note in available.unreachable if note.split(": ", 2)[0] in missed]',
+    ): "only the part before the first ': ' is used: splitting once or twice gives the same"
+    " first part",
     (f"{PKG}/lock/pylock/read.py", "wheel = wheels[ -1]"): "the line above let through only a"
     " list of exactly one wheel: wheels[0] and wheels[-1] are the same",
 }
