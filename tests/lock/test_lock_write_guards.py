@@ -97,3 +97,68 @@ def test_an_unreachable_channel_quotes_the_first_line_of_rattler_s_error(
         in text
     )
     assert "Caused by" not in text and "\n" not in text
+
+
+def test_a_wheel_beside_a_find_links_page_or_inside_its_folder_is_named_by_it() -> None:
+    from gpuenv.lock.portability import Sources, not_portable
+    from gpuenv.lock.pypi import PipArtifact
+
+    page = "https://storage.example/jax-releases/jax_cuda_releases.html"
+    folder = "https://files.example/links"
+    wheels = [
+        PipArtifact(
+            "jaxlib",
+            "0.4.30",
+            "https://storage.example/jax-releases/cuda12/jaxlib-0.4.30-cp312-cp312-manylinux2014_x86_64.whl",
+            SHA["a"],
+            None,
+        ),
+        PipArtifact(
+            "numpy",
+            "2.0.0",
+            f"{folder}/numpy-2.0.0-cp312-cp312-manylinux_2_17_x86_64.whl",
+            SHA["b"],
+            None,
+        ),
+        PipArtifact(
+            "scipy",
+            "1.14.0",
+            "https://pypi.example/files/scipy-1.14.0-cp312-cp312-manylinux_2_17_x86_64.whl",
+            SHA["c"],
+            None,
+        ),
+    ]
+    assert not_portable(wheels, Sources(find_links=(page, folder + "/"))) == {
+        "jaxlib": f"only on the find-links page {page}",
+        "numpy": f"only on the find-links page {folder}/",
+    }
+
+
+def test_a_local_wheel_nothing_configured_offers_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """uv's answer may name only local files the user's find-links folders (or file://
+    indexes) hold: one from anywhere else on this machine is refused, even after one that
+    is fine."""
+    from gpuenv.lock.errors import LockError
+    from gpuenv.lock.portability import refuse_foreign_files
+    from gpuenv.lock.pypi import PipArtifact
+
+    for name in list(os.environ):
+        if name.startswith("UV_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
+    monkeypatch.chdir(tmp_path)
+    links = tmp_path / "links"
+    elsewhere = tmp_path / "planted"
+    links.mkdir()
+    elsewhere.mkdir()
+    ok = PipArtifact("aa", "1.0", (links / "aa-1.0-py3-none-any.whl").as_uri(), SHA["a"], None)
+    bad = PipArtifact("bb", "2.0", (elsewhere / "bb-2.0-py3-none-any.whl").as_uri(), SHA["b"], None)
+    config = IndexConfig(find_links=(str(links),), origin="test")
+    refuse_foreign_files([ok], config)
+    with pytest.raises(
+        LockError, match=r"none of your find-links folders .*: bb 2\.0 from "
+    ) as err:
+        refuse_foreign_files([ok, bad], config)
+    assert "aa 1.0" not in str(err.value)
