@@ -23,8 +23,11 @@ from installrepos import jax_plan
 SHA = {"a": "a" * 64, "b": "b" * 64, "c": "c" * 64}
 
 
-def _fake_uv(tmp_path: Path, packages: list[dict[str, object]]) -> str:
-    """A uv that writes this pylock.toml wherever --output-file says, and succeeds."""
+def _fake_uv(
+    tmp_path: Path, packages: list[dict[str, object]], *, code: int = 0, stderr: str = ""
+) -> str:
+    """A uv that writes this pylock.toml wherever --output-file says, prints `stderr` and
+    exits with `code`."""
     lines = ['lock-version = "1.0"', 'created-by = "uv"', ""]
     for package in packages:
         lines += ["[[packages]]", f"name = {json.dumps(package['name'])}"]
@@ -41,7 +44,9 @@ def _fake_uv(tmp_path: Path, packages: list[dict[str, object]]) -> str:
         f"#!{sys.executable}\n"
         "import shutil, sys\n"
         "out = sys.argv[sys.argv.index('--output-file') + 1]\n"
-        f"shutil.copyfile({str(pylock)!r}, out)\n",
+        f"shutil.copyfile({str(pylock)!r}, out)\n"
+        f"sys.stderr.write({stderr!r})\n"
+        f"sys.exit({code})\n",
         encoding="utf-8",
     )
     os.chmod(uv, 0o755)
@@ -162,3 +167,110 @@ def test_a_local_wheel_nothing_configured_offers_is_refused(
     ) as err:
         refuse_foreign_files([ok, bad], config)
     assert "aa 1.0" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    ("stderr", "unsatisfiable"),
+    [
+        ("  x No solution found when resolving dependencies:\n  Because jax==9 ...\n", True),
+        ("error: the requirements are unsatisfiable\n", True),
+        ("error: something else went wrong\n", False),
+    ],
+    ids=["no-solution", "unsatisfiable", "other"],
+)
+def test_uv_s_words_for_a_conflict_make_an_unsatisfiable_error(
+    stderr: str, unsatisfiable: bool, tmp_path: Path
+) -> None:
+    from gpuenv.lock.errors import LockError, UnsatisfiableError
+
+    plan = jax_plan("0.4.30")
+    uv = _fake_uv(tmp_path, [], code=1, stderr=stderr)
+    config = IndexConfig(index_url="https://pypi.example/simple/", origin="test")
+    with pytest.raises(LockError) as err:
+        PipCompile(pip_request(plan, config, None, uv=uv), plan).result()
+    assert isinstance(err.value, UnsatisfiableError) is unsatisfiable
+    assert stderr.strip().splitlines()[-1].strip() in str(err.value)
+
+
+@pytest.mark.parametrize("fmt", ["conda-lock", "pylock"])
+def test_the_header_s_up_to_date_line_is_the_caller_s_or_the_check_command(
+    fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """setup's lockfiles say how they are made current (no --check); a plain lock names the
+    --check command."""
+    import gpuenv.uv.binary
+    from gpuenv.lock.header import CHECK_LINE
+    from gpuenv.lock.pipeline import LockOptions, lock_plan
+    from localrepos import build_wheel, sha256_file
+
+    links = tmp_path / "links"
+    wheel = build_wheel(links, "jax", "0.4.30")
+    answer = [
+        {"name": "jax", "version": "0.4.30", "wheels": [(wheel.as_uri(), sha256_file(wheel))]}
+    ]
+    uv = _fake_uv(tmp_path, answer)
+    monkeypatch.setattr(gpuenv.uv.binary, "find_uv", lambda: uv)
+    for name in list(os.environ):
+        if name.startswith("UV_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
+    monkeypatch.chdir(tmp_path)
+    config = IndexConfig(find_links=(str(links),), no_index=True, origin="test")
+    for up_to_date, line in ((None, CHECK_LINE), ("run `gpuenv setup` again", None)):
+        name = "plain" if up_to_date is None else "setup"
+        out = tmp_path / (f"pylock.{name}.toml" if fmt == "pylock" else f"{name}.conda-lock.yml")
+        options = LockOptions(
+            output=out, indexes=config, exclude_newer="none", format=fmt, up_to_date=up_to_date
+        )
+        lock_plan(jax_plan("0.4.30"), options)
+        said = [ln for ln in out.read_text(encoding="utf-8").splitlines() if "Up to date?" in ln]
+        assert said == [f"# Up to date?  {line or up_to_date}"]
+
+
+def _isolated_uv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, uv: str) -> None:
+    import gpuenv.uv.binary
+
+    monkeypatch.setattr(gpuenv.uv.binary, "find_uv", lambda: uv)
+    for name in list(os.environ):
+        if name.startswith("UV_"):
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
+    monkeypatch.chdir(tmp_path)
+
+
+def test_a_run_started_first_is_kept_only_for_its_own_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gpuenv.lock.pipeline import LockOptions, start_pip_lock
+
+    _isolated_uv(tmp_path, monkeypatch, _fake_uv(tmp_path, []))
+    plan = jax_plan("0.4.30")
+    config = IndexConfig(index_url="https://pypi.example/simple/", origin="test")
+    options = LockOptions(
+        output=tmp_path / "a.conda-lock.yml", indexes=config, exclude_newer="none"
+    )
+    guessed = PipCompile(pip_request(plan, config, None), plan)
+    assert start_pip_lock(plan, options, guessed) is guessed
+    other = IndexConfig(index_url="https://mirror.example/simple/", origin="test")
+    guessed = PipCompile(pip_request(plan, other, None), plan)
+    run = start_pip_lock(plan, options, guessed)
+    assert run is not None and run is not guessed
+    run.cancel()
+
+
+def test_a_pylock_format_read_from_a_file_refuses_conda_packages_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The format may come from a lab's file (an equal string, not the constant itself):
+    a plan with conda packages is refused all the same, before uv runs."""
+    from gpuenv.lock.errors import LockError
+    from gpuenv.lock.pipeline import LockOptions, lock_plan
+
+    _isolated_uv(tmp_path, monkeypatch, _fake_uv(tmp_path, [], code=1, stderr="uv ran\n"))
+    fmt = json.loads('{"format": "pylock"}')["format"]  # as a file's parser gives it
+    plan = dataclasses.replace(
+        jax_plan("0.4.30", conda=("cudatoolkit=11.2",)), platform="linux-64", python="3.12"
+    )
+    options = LockOptions(output=tmp_path / "pylock.toml", format=fmt, exclude_newer="none")
+    with pytest.raises(LockError, match="holds pip packages only"):
+        lock_plan(plan, options)
