@@ -17,6 +17,7 @@ from gpuenv.conda.client import CondaError
 from gpuenv.index.config import IndexConfig
 from gpuenv.lock.conda import solve_conda
 from gpuenv.lock.errors import SourceUnreachableError
+from gpuenv.lock.pipeline import plan_changes
 from gpuenv.lock.pypi import PipCompile, pip_request
 from installrepos import jax_plan
 
@@ -274,3 +275,41 @@ def test_a_pylock_format_read_from_a_file_refuses_conda_packages_too(
     options = LockOptions(output=tmp_path / "pylock.toml", format=fmt, exclude_newer="none")
     with pytest.raises(LockError, match="holds pip packages only"):
         lock_plan(plan, options)
+
+
+def test_a_portable_lock_s_header_says_its_pip_entries_are_portable(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gpuenv.lock.pipeline import LockOptions, lock_plan
+    from localrepos import build_wheel, serve_directory, sha256_file
+
+    served = tmp_path / "served"
+    wheel = build_wheel(served / "files", "jax", "0.4.30")
+    with serve_directory(served) as base:
+        url = f"{base}files/{wheel.name}"
+        uv = _fake_uv(
+            tmp_path, [{"name": "jax", "version": "0.4.30", "wheels": [(url, sha256_file(wheel))]}]
+        )
+        _isolated_uv(tmp_path, monkeypatch, uv)
+        config = IndexConfig(index_url=f"{base}simple/", origin="test")
+        for portable in (True, False):
+            out = tmp_path / f"{portable}.conda-lock.yml"
+            options = LockOptions(
+                output=out, indexes=config, exclude_newer="none", portable=portable
+            )
+            lock_plan(jax_plan("0.4.30"), options)
+            text = out.read_text(encoding="utf-8")
+            assert ("Its pip entries are portable (index:///PROJECT/FILE" in text) is portable
+            assert ("This file holds pip packages only" in text) is not portable
+            assert ("url: index:///jax/" in text) is portable
+
+
+def test_a_stale_lock_names_companion_pins_that_changed_either_way() -> None:
+    old = dataclasses.replace(jax_plan("0.4.30"), companions=("numpy==2.0.0",), constraints=())
+    for new in (("numpy==1.26.4",), ("numpy==2.1.0",), ()):
+        changed = dataclasses.replace(old, companions=new)
+        assert plan_changes(old, changed) == ["companion pins changed"]
+        assert plan_changes(changed, old) == ["companion pins changed"]
+    capped = dataclasses.replace(old, constraints=("nvidia-cudnn-cu12<9",))
+    assert plan_changes(old, capped) == ["companion pins changed"]
+    assert plan_changes(old, old) == []
