@@ -313,3 +313,28 @@ def test_a_stale_lock_names_companion_pins_that_changed_either_way() -> None:
     capped = dataclasses.replace(old, constraints=("nvidia-cudnn-cu12<9",))
     assert plan_changes(old, capped) == ["companion pins changed"]
     assert plan_changes(old, old) == []
+
+
+def test_a_pylock_records_the_fallback_it_was_locked_with(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gpuenv.lock.pipeline import LockOptions, lock_plan
+    from localrepos import build_wheel, sha256_file
+
+    links = tmp_path / "links"
+    wheel = build_wheel(links, "jax", "0.4.30")
+    answer = [
+        {"name": "jax", "version": "0.4.30", "wheels": [(wheel.as_uri(), sha256_file(wheel))]}
+    ]
+    _isolated_uv(tmp_path, monkeypatch, _fake_uv(tmp_path, answer))
+    config = IndexConfig(find_links=(str(links),), no_index=True, origin="test")
+    plan = jax_plan("0.4.30")
+    ideal = dataclasses.replace(plan, python="3.99")
+    options = LockOptions(
+        output=tmp_path / "pylock.toml", indexes=config, exclude_newer="none", format="pylock"
+    )
+    lock_plan(plan, options, ideal=ideal)
+    text = (tmp_path / "pylock.toml").read_text(encoding="utf-8")
+    assert f'fallback = "Python 3.99 -> {plan.python}"' in text
+    lock_plan(plan, options)
+    assert "fallback =" not in (tmp_path / "pylock.toml").read_text(encoding="utf-8")
