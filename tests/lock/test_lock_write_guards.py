@@ -33,9 +33,10 @@ def _fake_uv(
     for package in packages:
         lines += ["[[packages]]", f"name = {json.dumps(package['name'])}"]
         lines += [f"version = {json.dumps(package['version'])}", "wheels = ["]
-        for url, sha in package["wheels"]:  # type: ignore[attr-defined]
+        for url, sha, *size in package["wheels"]:  # type: ignore[attr-defined]
+            sized = f", size = {size[0]}" if size else ""
             lines.append(
-                f"  {{ url = {json.dumps(url)}, hashes = {{ sha256 = {json.dumps(sha)} }} }},"
+                f"  {{ url = {json.dumps(url)}{sized}, hashes = {{ sha256 = {json.dumps(sha)} }} }},"
             )
         lines += ["]", ""]
     pylock = tmp_path / "answer.toml"
@@ -275,6 +276,10 @@ def test_a_pylock_format_read_from_a_file_refuses_conda_packages_too(
     options = LockOptions(output=tmp_path / "pylock.toml", format=fmt, exclude_newer="none")
     with pytest.raises(LockError, match="holds pip packages only"):
         lock_plan(plan, options)
+    pip_only = jax_plan("0.4.30")
+    portable = dataclasses.replace(options, portable=True)
+    with pytest.raises(LockError, match=r"--portable cannot be written as pylock\.toml"):
+        lock_plan(pip_only, portable)
 
 
 def test_a_portable_lock_s_header_says_its_pip_entries_are_portable(
@@ -338,3 +343,32 @@ def test_a_pylock_records_the_fallback_it_was_locked_with(
     assert f'fallback = "Python 3.99 -> {plan.python}"' in text
     lock_plan(plan, options)
     assert "fallback =" not in (tmp_path / "pylock.toml").read_text(encoding="utf-8")
+
+
+def test_a_pylock_wheel_carries_the_size_uv_gave_for_that_very_wheel(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """uv lists another wheel of the package first (another platform's): the lock keeps its
+    own wheel, and that wheel's size, not the first one's."""
+    from gpuenv.lock.pipeline import LockOptions, lock_plan
+    from localrepos import build_wheel, sha256_file
+
+    links = tmp_path / "links"
+    wheel = build_wheel(links, "jax", "0.4.30")
+    other = "https://files.example/jax-0.4.30-py3-none-zzz_other.whl"
+    size = wheel.stat().st_size
+    answer = [
+        {
+            "name": "jax",
+            "version": "0.4.30",
+            "wheels": [(other, SHA["b"], 999_999), (wheel.as_uri(), sha256_file(wheel), size)],
+        }
+    ]
+    _isolated_uv(tmp_path, monkeypatch, _fake_uv(tmp_path, answer))
+    config = IndexConfig(find_links=(str(links),), no_index=True, origin="test")
+    options = LockOptions(
+        output=tmp_path / "pylock.toml", indexes=config, exclude_newer="none", format="pylock"
+    )
+    lock_plan(jax_plan("0.4.30"), options)
+    text = (tmp_path / "pylock.toml").read_text(encoding="utf-8")
+    assert f"size = {size}" in text and "999999" not in text and "zzz_other" not in text
