@@ -1063,7 +1063,8 @@ def merge_rerun(before: Outcome, rerun: Outcome, ran: dict[str, int]) -> Outcome
         f"Rerun of the earlier report's {len(before.survived)} survivors after their tests"
         f" (the same sample; the {before.killed} it counted killed stay killed, as tests were"
         f" only added): {killed - rerun_incompetent} killed now, {len(merged.survived)} still"
-        f" survive. The table merges both; seconds are the rerun's (the earlier run took"
+        f" {'survives' if len(merged.survived) == 1 else 'survive'}. The table merges both;"
+        " seconds are the rerun's (the earlier run took"
         f" {before.seconds:.0f})."
     )
     return merged
