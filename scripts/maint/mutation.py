@@ -728,6 +728,10 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         'return [note for note in available.unreachable if note.split(": ", 2)[0] in missed]',
     ): "only the part before the first ': ' is used: splitting once or twice gives the same"
     " first part",
+    (
+        f"{PKG}/envs/filelock.py",
+        'fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 1), 0o644)',
+    ): "getattr's default is used only where os has no O_NOFOLLOW (Windows)",
     (f"{PKG}/lock/pylock/read.py", "wheel = wheels[ -1]"): "the line above let through only a"
     " list of exactly one wheel: wheels[0] and wheels[-1] are the same",
 }

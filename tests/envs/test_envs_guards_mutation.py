@@ -28,3 +28,23 @@ def test_every_wheel_local_is_said_so_however_many(count: int) -> None:
     assert (
         _wheel_origin(_wheels(0, count)) == "uv downloads each and checks it against the lockfile"
     )
+
+
+@pytest.mark.parametrize(
+    ("lockfile", "name"),
+    [
+        ("pylock.lab.toml", "lab"),
+        ("pylock.toml", "default"),
+        ("jax.conda-lock.yml", "jax"),
+        # only pylock.NAME.toml is cut as a pylock: another .toml, or a pylock.* of another
+        # suffix, keeps its name (less a lockfile suffix it has)
+        ("environment.toml", "environment.toml"),
+        ("pylock.lab.yml", "pylock.lab"),
+    ],
+)
+def test_an_install_without_a_name_is_named_for_its_lockfile(lockfile: str, name: str) -> None:
+    from pathlib import Path
+
+    from gpuenv.envs.install_lockfile import name_from_lockfile
+
+    assert name_from_lockfile(Path("/some/where") / lockfile) == name
