@@ -732,6 +732,11 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         f"{PKG}/envs/filelock.py",
         'fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 1), 0o644)',
     ): "getattr's default is used only where os has no O_NOFOLLOW (Windows)",
+    (
+        f"{PKG}/envs/fs.py",
+        'return bool(tag) and tag is getattr(stat, "IO_REPARSE_TAG_MOUNT_POINT", -1)',
+    ): "st_reparse_tag exists only on Windows: elsewhere the tag is 0 and bool(tag) ends the"
+    " test either way",
     (f"{PKG}/lock/pylock/read.py", "wheel = wheels[ -1]"): "the line above let through only a"
     " list of exactly one wheel: wheels[0] and wheels[-1] are the same",
 }

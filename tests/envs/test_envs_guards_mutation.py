@@ -1,8 +1,12 @@
-"""The install line's word on where the wheels come from, for an environment of many wheels
-(envs' mutation survivor `local is len(wheels)`: CPython keeps one object per small int, so
-only a count past 256 tells identity from equality; a large stack has that many)."""
+"""The environment store where no other test looked (envs' mutation survivors,
+benchmarks/mutation/envs.md): the install line's word on where the wheels come from for an
+environment of many wheels (`local is len(wheels)`: CPython keeps one object per small int, so
+only a count past 256 tells identity from equality; a large stack has that many), the name an
+install takes from its lockfile, and a uv that a signal ends."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -43,8 +47,32 @@ def test_every_wheel_local_is_said_so_however_many(count: int) -> None:
     ],
 )
 def test_an_install_without_a_name_is_named_for_its_lockfile(lockfile: str, name: str) -> None:
-    from pathlib import Path
-
     from gpuenv.envs.install_lockfile import name_from_lockfile
 
     assert name_from_lockfile(Path("/some/where") / lockfile) == name
+
+
+def _killed_uv(tmp_path: Path) -> str:
+    """A uv that a signal ends (the OOM killer, a ^C): its return code is negative."""
+    import os
+    import sys
+
+    uv = tmp_path / "uv"
+    uv.write_text(
+        f"#!{sys.executable}\nimport os, signal, sys\nsys.stderr.write('killed\\n')\n"
+        "sys.stderr.flush()\nos.kill(os.getpid(), signal.SIGKILL)\n",
+        encoding="utf-8",
+    )
+    os.chmod(uv, 0o755)
+    return str(uv)
+
+
+def test_a_uv_ended_by_a_signal_is_a_failure_not_a_success(tmp_path: Path) -> None:
+    from gpuenv.envs.backends import create_venv, install_wheels
+    from gpuenv.envs.errors import InstallError
+
+    uv = _killed_uv(tmp_path)
+    with pytest.raises(InstallError, match=r"could not create a Python 3\.12 environment"):
+        create_venv(tmp_path / "env", "3.12", uv)
+    with pytest.raises(InstallError, match="uv could not install the wheels"):
+        install_wheels(tmp_path / "python", _wheels(1, 0), uv)
