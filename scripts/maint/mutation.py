@@ -737,6 +737,13 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         'return bool(tag) and tag is getattr(stat, "IO_REPARSE_TAG_MOUNT_POINT", -1)',
     ): "st_reparse_tag exists only on Windows: elsewhere the tag is 0 and bool(tag) ends the"
     " test either way",
+    (
+        f"{PKG}/envs/inventory.py",
+        "with exclusive(location.lock_path, timeout= -1, what=location.name):",
+    ): "exclusive gives up at its first failed try for any timeout of 0 or less (its deadline"
+    " has passed), and remove_leftover catches that LockTimeout without showing its message",
+    (f"{PKG}/envs/filelock.py", "value = - 2.0"): "the value stands for text that is no number,"
+    " and any negative value is refused just below: -1 and -2 alike",
     (f"{PKG}/lock/pylock/read.py", "wheel = wheels[ -1]"): "the line above let through only a"
     " list of exactly one wheel: wheels[0] and wheels[-1] are the same",
 }

@@ -76,3 +76,21 @@ def test_a_uv_ended_by_a_signal_is_a_failure_not_a_success(tmp_path: Path) -> No
         create_venv(tmp_path / "env", "3.12", uv)
     with pytest.raises(InstallError, match="uv could not install the wheels"):
         install_wheels(tmp_path / "python", _wheels(1, 0), uv)
+
+
+def test_an_environment_s_size_is_the_sum_of_its_files(tmp_path: Path) -> None:
+    """`gpuenv envs --size`: every file's bytes, a link counted as itself, nothing more."""
+    from gpuenv.envs.inventory import folder_size
+
+    env = tmp_path / "env"
+    (env / "lib" / "deep").mkdir(parents=True)
+    (env / "a.txt").write_bytes(b"x" * 10)
+    (env / "lib" / "deep" / "b.so").write_bytes(b"y" * 4096)
+    outside = tmp_path / "outside.bin"
+    outside.write_bytes(b"z" * 100_000)
+    (env / "lib" / "link").symlink_to(outside)
+    link_size = (env / "lib" / "link").lstat().st_size
+    assert folder_size(env) == 10 + 4096 + link_size
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert folder_size(empty) == 0
