@@ -94,3 +94,24 @@ def test_an_environment_s_size_is_the_sum_of_its_files(tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
     assert folder_size(empty) == 0
+
+
+def test_the_install_s_smoke_test_waits_five_minutes_for_the_imports(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An import that does not finish (a framework stuck loading its libraries) is given 300 s
+    by default, and the message says so."""
+    import subprocess
+
+    from gpuenv.envs import backends
+
+    waited: list[float] = []
+
+    def run(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        waited.append(float(kwargs["timeout"]))  # type: ignore[arg-type]
+        raise subprocess.TimeoutExpired(cmd, float(kwargs["timeout"]))  # type: ignore[arg-type]
+
+    monkeypatch.setattr(backends.subprocess, "run", run)
+    said = backends.smoke_test(tmp_path / "python", ["jax", "torch"])
+    assert said == "importing jax, torch took more than 300s"
+    assert waited == [300.0]
