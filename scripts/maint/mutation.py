@@ -1079,6 +1079,7 @@ def merge_rerun(before: Outcome, rerun: Outcome, ran: dict[str, int]) -> Outcome
         merged.survived += alive
         killed += count - len(alive)
     rerun_incompetent = min(rerun.incompetent, killed)
+    carried = sum(1 for where, _, diff in before.survived if _reason(where, diff))
     merged.killed = before.killed + killed - rerun_incompetent
     merged.incompetent = before.incompetent + rerun_incompetent
     merged.not_run = before.not_run
@@ -1087,7 +1088,9 @@ def merge_rerun(before: Outcome, rerun: Outcome, ran: dict[str, int]) -> Outcome
         f"Rerun of the earlier report's {len(before.survived)} survivors after their tests"
         f" (the same sample; the {before.killed} it counted killed stay killed, as tests were"
         f" only added): {killed - rerun_incompetent} killed now, {len(merged.survived)} still"
-        f" {'survives' if len(merged.survived) == 1 else 'survive'}. The table merges both;"
+        f" {'survives' if len(merged.survived) == 1 else 'survive'}"
+        + (f" ({carried} of them equivalent, carried over without a rerun)" if carried else "")
+        + ". The table merges both;"
         " seconds are the rerun's (the earlier run took"
         f" {before.seconds:.0f})."
     )
@@ -1139,7 +1142,9 @@ def main(argv: list[str] | None = None) -> int:
             before = read_report((args.report_dir / f"{name}.md").read_text(encoding="utf-8"))
             if sample is not None and sample != before.sampled:
                 parser.error(f"{name}'s report sampled {before.sampled}, not {sample}")
-            only = {where for where, _, _ in before.survived}
+            # an equivalent survivor (its reason in EQUIVALENT) is carried over, not run again:
+            # no test can kill it, and each costs the area's whole test set
+            only = {where for where, _, diff in before.survived if not _reason(where, diff)}
             rerun = run_area(
                 name, area, budget=budget, sample=before.sampled, seed=args.seed, only=only
             )
