@@ -2,7 +2,8 @@
 benchmarks/mutation/envs.md): the install line's word on where the wheels come from for an
 environment of many wheels (`local is len(wheels)`: CPython keeps one object per small int, so
 only a count past 256 tells identity from equality; a large stack has that many), the name an
-install takes from its lockfile, and a uv that a signal ends."""
+install takes from its lockfile, a uv that a signal ends, an environment's size and the
+smoke test's defaults."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import pytest
 
 from gpuenv.envs.artifacts import Artifact, InstallSource
 from gpuenv.envs.transaction import _wheel_origin
+from installrepos import InstallRepos, jax_plan, make_lock
 
 
 def _wheels(local: int, remote: int) -> list[InstallSource]:
@@ -115,3 +117,24 @@ def test_the_install_s_smoke_test_waits_five_minutes_for_the_imports(
     said = backends.smoke_test(tmp_path / "python", ["jax", "torch"])
     assert said == "importing jax, torch took more than 300s"
     assert waited == [300.0]
+
+
+def test_an_install_smoke_tests_its_frameworks_unless_told_not_to(
+    install_repos: InstallRepos, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """install_lockfile's callers (the command, gpuenv.api) say whether to; called without a
+    word it imports the frameworks, as `gpuenv install` does by default."""
+    from gpuenv.envs import transaction
+    from gpuenv.envs.install_lockfile import install_lockfile
+    from gpuenv.envs.store import EnvLocation
+
+    asked: list[object] = []
+
+    def install(*args: object, **kwargs: object) -> None:
+        asked.append(kwargs["smoke"])
+
+    monkeypatch.setattr(transaction, "install", install)
+    lockfile = make_lock(install_repos, tmp_path / "jax.lock.yml", jax_plan())
+    install_lockfile(lockfile, EnvLocation.named("smoked"))
+    install_lockfile(lockfile, EnvLocation.named("smoked"), smoke=False)
+    assert asked == [True, False]
