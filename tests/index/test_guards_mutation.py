@@ -255,3 +255,19 @@ def test_a_page_look_up_waits_30_seconds_by_default(monkeypatch: pytest.MonkeyPa
         "jax-1.0-py3-none-any.whl"
     ]
     assert waits == [30.0]
+
+
+def test_a_member_whose_directory_lies_about_its_size_is_refused_as_a_bomb(
+    tmp_path: Path,
+) -> None:
+    """The central directory says 100 bytes; the data inflates past 16 MiB: inflating stops
+    one byte past the bound and says so (not a mere 'truncated')."""
+    wheel = tmp_path / "bomb-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("bomb/version.py", b"\0" * (16 * 1024 * 1024 + 1024))
+    data = bytearray(wheel.read_bytes())
+    at = data.rfind(b"PK\x01\x02")
+    struct.pack_into("<I", data, at + 24, 100)  # the directory's uncompressed size
+    wheel.write_bytes(bytes(data))
+    with pytest.raises(WheelReadError, match="inflates beyond 16777216 bytes"):
+        read_member(wheel.as_uri(), "bomb/version.py")
