@@ -755,6 +755,12 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     (f"{PKG}/envs/store.py", "@dataclass(frozen=False)"): "store.py's one dataclass is"
     " EnvLocation, made by EnvLocation.named/at and read: no code assigns to one or hashes one"
     " (no set or dict of them), so mutable and frozen behave alike",
+    (f"{PKG}/index/pip_config.py", "@dataclass(frozen=False)"): "pip_config.py's one"
+    " dataclass is PipSettings, made once by read_pip_settings and read: no code assigns to one"
+    " or hashes one",
+    (f"{PKG}/index/origin.py", 'elif len(segments) >= 1 and segments[-1] == "":'): "url_parts"
+    " always gives two segments or more ('/' splits into two, and a path without its leading"
+    " '/' gets one put before it): len > 1 and len >= 1 agree",
     (f"{PKG}/lock/pylock/read.py", "wheel = wheels[ -1]"): "the line above let through only a"
     " list of exactly one wheel: wheels[0] and wheels[-1] are the same",
 }

@@ -271,3 +271,14 @@ def test_a_member_whose_directory_lies_about_its_size_is_refused_as_a_bomb(
     wheel.write_bytes(bytes(data))
     with pytest.raises(WheelReadError, match="inflates beyond 16777216 bytes"):
         read_member(wheel.as_uri(), "bomb/version.py")
+
+
+def test_a_central_directory_of_50_000_members_is_read_and_one_more_is_refused() -> None:
+    """torch's wheels list about 15,000 files; the bound is 50,000 members."""
+    from gpuenv.index.remote_wheel import BoundExceeded
+
+    entry = _central_entry(b"a", b"", compressed=0, size=0, offset=0)
+    directory = entry * 50_000
+    assert sum(1 for _ in members(directory)) == 50_000
+    with pytest.raises(BoundExceeded, match="more than 50000 members"):
+        sum(1 for _ in members(directory + entry))
