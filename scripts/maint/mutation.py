@@ -761,6 +761,11 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     (f"{PKG}/index/origin.py", 'elif len(segments) >= 1 and segments[-1] == "":'): "url_parts"
     " always gives two segments or more ('/' splits into two, and a path without its leading"
     " '/' gets one put before it): len > 1 and len >= 1 agree",
+    (
+        f"{PKG}/index/remote_wheel.py",
+        "yield answer.status_code <= 200, _http_chunks(answer.chunks(), budget)",
+    ): "raise_for_status refused 4xx and 5xx just before, requests follows 3xx, and a final"
+    " answer is never 1xx: what is left is 2xx, of which only 200 is at or below 200",
     (f"{PKG}/lock/pylock/read.py", "wheel = wheels[ -1]"): "the line above let through only a"
     " list of exactly one wheel: wheels[0] and wheels[-1] are the same",
 }

@@ -282,3 +282,36 @@ def test_a_central_directory_of_50_000_members_is_read_and_one_more_is_refused()
     assert sum(1 for _ in members(directory)) == 50_000
     with pytest.raises(BoundExceeded, match="more than 50000 members"):
         sum(1 for _ in members(directory + entry))
+
+
+# -- config ----------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "https://pypi.example/sim ple/",
+        "https://pypi.example/simple/\x01",
+        "https://pypi.example/\x1bsimple/",
+        "https://pypi.example/simple/\x7f",
+        "https://pypi.example/\u2003simple/",
+        "/srv/wheel\thouse",
+    ],
+    ids=["space", "soh", "escape", "del", "em-space", "tab"],
+)
+def test_a_location_with_a_space_or_a_control_character_is_refused(value: str) -> None:
+    from gpuenv.index.config import IndexConfigError, checked_location
+
+    with pytest.raises(IndexConfigError, match="holds a space or a control character"):
+        checked_location(value, "PIP_INDEX_URL")
+    assert checked_location("https://pypi.example/simple/", "PIP_INDEX_URL")
+
+
+def test_a_wheel_with_a_long_zip_comment_is_still_found(tmp_path: Path) -> None:
+    """The end record may sit up to 64 KiB + 22 bytes from the end (a comment before it):
+    a 65,500-byte comment is read past, as the format allows."""
+    wheel = tmp_path / "pkg-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        zf.writestr("pkg/version.py", "version = '1.0'\n")
+        zf.comment = b"c" * 65_500
+    assert read_member(wheel.as_uri(), "pkg/version.py") == b"version = '1.0'\n"
