@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import http.server
 import struct
+import sys
 import threading
 import time
 import zipfile
@@ -315,3 +316,13 @@ def test_a_wheel_with_a_long_zip_comment_is_still_found(tmp_path: Path) -> None:
         zf.writestr("pkg/version.py", "version = '1.0'\n")
         zf.comment = b"c" * 65_500
     assert read_member(wheel.as_uri(), "pkg/version.py") == b"version = '1.0'\n"
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="a drive letter is a path on Windows")
+@pytest.mark.parametrize("value", ["C:\\wheels", "x:/wheels"])
+def test_a_drive_letter_off_windows_is_a_url_scheme_gpuenv_does_not_read(value: str) -> None:
+    from gpuenv.index.config import IndexConfigError, checked_location
+
+    scheme = value[0].lower()
+    with pytest.raises(IndexConfigError, match=f"is a {scheme}: URL; gpuenv reads indexes"):
+        checked_location(value, "PIP_FIND_LINKS")
