@@ -766,6 +766,11 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "yield answer.status_code <= 200, _http_chunks(answer.chunks(), budget)",
     ): "raise_for_status refused 4xx and 5xx just before, requests follows 3xx, and a final"
     " answer is never 1xx: what is left is 2xx, of which only 200 is at or below 200",
+    (
+        f"{PKG}/index/bounded_http.py",
+        "adapter = HTTPAdapter(pool_connections= 9, pool_maxsize=16)",
+    ): "pool_connections is how many hosts' connection pools urllib3 keeps: one more changes"
+    " only whether a ninth host's request reuses a connection, never what it answers",
     (f"{PKG}/lock/pylock/read.py", "wheel = wheels[ -1]"): "the line above let through only a"
     " list of exactly one wheel: wheels[0] and wheels[-1] are the same",
 }

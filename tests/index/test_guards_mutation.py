@@ -326,3 +326,39 @@ def test_a_drive_letter_off_windows_is_a_url_scheme_gpuenv_does_not_read(value: 
     scheme = value[0].lower()
     with pytest.raises(IndexConfigError, match=f"is a {scheme}: URL; gpuenv reads indexes"):
         checked_location(value, "PIP_FIND_LINKS")
+
+
+def test_members_after_one_with_a_comment_are_found(tmp_path: Path) -> None:
+    wheel = tmp_path / "pkg-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as zf:
+        first = zipfile.ZipInfo("pkg/__init__.py")
+        first.comment = b"a comment of the first member"
+        zf.writestr(first, "")
+        zf.writestr("pkg/version.py", "version = '1.0'\n")
+    names = [name for name, _ in members(central_directory(wheel.as_uri()))]
+    assert names == ["pkg/__init__.py", "pkg/version.py"]
+    assert read_member(wheel.as_uri(), "pkg/version.py") == b"version = '1.0'\n"
+
+
+def test_a_range_deep_in_a_file_from_a_server_that_ignores_ranges(tmp_path: Path) -> None:
+    """The server sends the whole file (200): the reader passes over everything before the
+    range, however many chunks that takes, and keeps only the bytes asked for."""
+    data = bytes(range(256)) * (3 * 4096 + 7)  # a little over 3 MiB
+
+    class Whole(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            for at in range(0, len(data), 64 * 1024):  # in pieces, as a network delivers them
+                self.wfile.write(data[at : at + 64 * 1024])
+                self.wfile.flush()
+
+    start = 2 * 1024 * 1024 + 5
+    with serving(Whole) as base:
+        budget = Budget(60, 1 << 30)
+        got = b"".join(stream_range(base + "f.bin", start, 1000, budget))
+    assert got == data[start : start + 1000]
