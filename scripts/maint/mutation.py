@@ -771,6 +771,8 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         "adapter = HTTPAdapter(pool_connections= 9, pool_maxsize=16)",
     ): "pool_connections is how many hosts' connection pools urllib3 keeps: one more changes"
     " only whether a ninth host's request reuses a connection, never what it answers",
+    (f"{PKG}/index/wheel_records.py", 'out[where] = row[1] if len(row) != 1 else ""'): "an"
+    " empty row is skipped just above, so a row has one field or more, where > 1 and != 1 agree",
     (f"{PKG}/lock/pylock/read.py", "wheel = wheels[ -1]"): "the line above let through only a"
     " list of exactly one wheel: wheels[0] and wheels[-1] are the same",
 }

@@ -362,3 +362,42 @@ def test_a_range_deep_in_a_file_from_a_server_that_ignores_ranges(tmp_path: Path
         budget = Budget(60, 1 << 30)
         got = b"".join(stream_range(base + "f.bin", start, 1000, budget))
     assert got == data[start : start + 1000]
+
+
+def test_a_zip64_end_record_with_another_signature_is_refused(tmp_path: Path) -> None:
+    plain = tmp_path / "plain.zip"
+    with zipfile.ZipFile(plain, "w") as zf:
+        zf.writestr("pkg/version.py", "version = '1.0'\n")
+    data = bytearray(_as_zip64(plain.read_bytes()))
+    at = data.rfind(b"PK\x06\x06")
+    for signature in (b"PK\x07\x07", b"PK\x05\x05"):  # sorting after it, and before it
+        data[at : at + 4] = signature
+        wheel = tmp_path / "pkg-1.0-py3-none-any.whl"
+        wheel.write_bytes(bytes(data))
+        with pytest.raises(WheelReadError, match="broken ZIP64 end of central directory"):
+            central_directory(wheel.as_uri())
+
+
+def test_a_local_index_page_s_sha256s_are_keyed_by_file_name(tmp_path: Path) -> None:
+    from gpuenv.index.simple import file_sha256s
+
+    page = tmp_path / "simple" / "jax" / "index.html"
+    page.parent.mkdir(parents=True)
+    sha = "ab" * 32
+    page.write_text(
+        f'<a href="../../files/jax-0.4.30-py3-none-any.whl#sha256={sha.upper()}">x</a>\n'
+        f'<a href="jax%2B-0.4.31-py3-none-any.whl#sha256={sha}">y</a>\n',
+        encoding="utf-8",
+    )
+    assert file_sha256s((tmp_path / "simple").as_uri(), "jax") == {
+        "jax-0.4.30-py3-none-any.whl": sha,
+        "jax+-0.4.31-py3-none-any.whl": sha,
+    }
+
+
+@pytest.mark.parametrize("url", ["http://[::1/simple/", "https://[bad/x"])
+def test_a_url_that_cannot_be_split_carries_no_credentials(url: str) -> None:
+    from gpuenv.index.origin import has_credentials
+
+    assert has_credentials(url) is False
+    assert has_credentials("https://alice:pw@pypi.example/simple/") is True
