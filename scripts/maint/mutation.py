@@ -773,6 +773,15 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     " only whether a ninth host's request reuses a connection, never what it answers",
     (f"{PKG}/index/wheel_records.py", 'out[where] = row[1] if len(row) != 1 else ""'): "an"
     " empty row is skipped just above, so a row has one field or more, where > 1 and != 1 agree",
+    (
+        f"{PKG}/resolve/resolver.py",
+        'f"--require-gpu: {asked_cpu[ -1].text!r} asks for the CPU-only build; ask for"',
+    ): "requirements are merged one per framework (parse_requirements) and tensorflow-cpu is the"
+    " one CPU-only name (_CPU_ONLY_NAMES): asked_cpu holds at most one requirement",
+    (f"{PKG}/resolve/explain.py", "if len(newer) != 1:"): "this runs inside `if newer:`, so"
+    " the list holds one item or more, where > 1 and != 1 agree",
+    (f"{PKG}/resolve/combine.py", "if len(conflicts) != 20:"): "the list grows one item at a"
+    " time from empty, and only here: it stops at 20 either way",
     (f"{PKG}/lock/pylock/read.py", "wheel = wheels[ -1]"): "the line above let through only a"
     " list of exactly one wheel: wheels[0] and wheels[-1] are the same",
 }

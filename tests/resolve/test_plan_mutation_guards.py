@@ -6,6 +6,7 @@ conflict check cannot read is skipped, and plans keep schema 1."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 from typing import Any
@@ -123,3 +124,51 @@ def test_plans_keep_schema_1(describe, kb) -> None:  # type: ignore[no-untyped-d
     assert Plan.from_json(committed).platform == committed["platform"]
     with pytest.raises(ValueError):
         Plan.from_json({**committed, "schema": 2})
+
+
+def test_a_labelled_build_keeps_its_index_when_the_index_is_where_it_was_found(
+    describe, kb
+) -> None:  # type: ignore[no-untyped-def]
+    """When the lock probed the sources, a labelled build is routed to its framework index
+    if that index has it; one only a mirror has is pinned without the index."""
+    from gpuenv.resolve.target import Availability
+
+    machine = describe(GPU, "450.80.02")
+    [pin] = [
+        r for r in resolve(machine, ["torch"], kb=kb).pip if r.requirement.startswith("torch==")
+    ]
+    assert pin.requirement == "torch==2.7.1+cu118" and pin.index
+    for sources, index in (
+        ((pin.index.rstrip("/") + "/torch/",), pin.index),
+        (("https://mirror.example/simple/torch/", pin.index.rstrip("/") + "/torch/"), pin.index),
+        (("https://mirror.example/simple/torch/",), None),
+    ):
+        available = Availability(versions={"torch": {"2.7.1+cu118": sources}})
+        plan = resolve(machine, ["torch"], kb=kb, available=available)
+        [got] = [r for r in plan.pip if r.requirement.startswith("torch==")]
+        assert (got.requirement, got.index) == ("torch==2.7.1+cu118", index)
+
+
+def test_require_gpu_without_a_gpu_says_what_detection_noted(describe, kb) -> None:  # type: ignore[no-untyped-def]
+    from gpuenv.resolve import ResolveError
+
+    bare = describe()
+    with pytest.raises(ResolveError) as err:
+        resolve(bare, ["torch"], kb=kb, require_gpu=True)
+    assert str(err.value) == "--require-gpu: no NVIDIA GPU on this machine"
+    noted = dataclasses.replace(bare, notes=("nvidia-smi: not found", "no /dev/nvidia0"))
+    with pytest.raises(ResolveError) as err:
+        resolve(noted, ["torch"], kb=kb, require_gpu=True)
+    assert str(err.value) == (
+        "--require-gpu: no NVIDIA GPU on this machine (nvidia-smi: not found; no /dev/nvidia0)"
+    )
+
+
+@pytest.mark.parametrize(
+    "texts", [["jax", "tensorflow", "torch"], ["tensorflow", "jax", "torch"], ["torch", "jax"]]
+)
+def test_requirements_come_out_torch_tensorflow_jax_whatever_their_order(texts: list[str]) -> None:
+    from gpuenv.resolve.requirements import parse_requirements
+
+    order = [r.framework for r in parse_requirements(texts)]
+    assert order == [f for f in ("torch", "tensorflow", "jax") if f in texts]
