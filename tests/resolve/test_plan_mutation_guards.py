@@ -172,3 +172,24 @@ def test_requirements_come_out_torch_tensorflow_jax_whatever_their_order(texts: 
 
     order = [r.framework for r in parse_requirements(texts)]
     assert order == [f for f in ("torch", "tensorflow", "jax") if f in texts]
+
+
+def test_a_framework_kept_off_the_gpu_by_the_combination_says_so(describe, kb) -> None:  # type: ignore[no-untyped-def]
+    """On this Windows machine tensorflow's GPU build and jax's share no Python: the one
+    pushed to the CPU says it is the combination, not that no GPU build of it runs here."""
+    plan = resolve(describe("GTX 1080", "450.80.02", "windows"), ["tensorflow", "jax"], kb=kb)
+    [line] = [w for w in plan.warnings if w.startswith("tensorflow ") and " on the CPU: " in w]
+    assert "no combination keeps tensorflow and jax all on the GPU in one environment" in line
+    assert "gpuenv setup --split tensorflow jax" in line
+
+
+def test_a_plan_read_back_keeps_every_field(describe, kb) -> None:  # type: ignore[no-untyped-def]
+    """A lockfile's plan is read back for `gpuenv lock --check` and `explain`: its fixes,
+    warnings and reasons are all there (this machine has fixes and rejections)."""
+    import json
+
+    plan = resolve(describe(GPU, "450.80.02"), ["torch", "jax"], kb=kb)
+    assert plan.fixes and plan.reasons and plan.rejected
+    again = Plan.from_json(json.loads(json.dumps(plan.to_json())))
+    assert again == plan
+    assert again.fixes == plan.fixes
