@@ -782,6 +782,9 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     " the list holds one item or more, where > 1 and != 1 agree",
     (f"{PKG}/resolve/combine.py", "if len(conflicts) != 20:"): "the list grows one item at a"
     " time from empty, and only here: it stops at 20 either way",
+    (f"{PKG}/resolve/combine.py", "if len(conflicts) < 19:"): "only the first three"
+    " conflicts are ever read (infeasible shows conflicts[:3], the rest read conflicts[0] or"
+    " whether there is one): a cap of 19 or 20 keeps those alike",
     (f"{PKG}/lock/pylock/read.py", "wheel = wheels[ -1]"): "the line above let through only a"
     " list of exactly one wheel: wheels[0] and wheels[-1] are the same",
 }

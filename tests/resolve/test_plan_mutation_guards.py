@@ -193,3 +193,36 @@ def test_a_plan_read_back_keeps_every_field(describe, kb) -> None:  # type: igno
     again = Plan.from_json(json.loads(json.dumps(plan.to_json())))
     assert again == plan
     assert again.fixes == plan.fixes
+
+
+def test_explain_counts_only_the_rejections_outside_the_requested_range(describe, kb) -> None:  # type: ignore[no-untyped-def]
+    from gpuenv.resolve.plan import RejectedCandidate
+    from gpuenv.resolve.report import render
+
+    plan = resolve(describe(GPU, "580.65.06"), ["torch"], kb=kb)
+    rejected = (
+        RejectedCandidate("torch 9.0.0 [cu999]", "driver", "needs driver 999"),
+        RejectedCandidate("torch 8.0.0 [cu999]", "arch", "no sm_86"),
+        RejectedCandidate("torch 7.0.0 [cu999]", "requirement", "outside the range"),
+        RejectedCandidate("torch 6.0.0 [cu999]", "requirement", "outside the range"),
+        RejectedCandidate("torch 5.0.0 [cu999]", "unavailable", "no source has it"),
+    )
+    text = render(dataclasses.replace(plan, rejected=rejected), explain=True)
+    assert "(2 more outside the requested version ranges)" in text
+    shown = [ln for ln in text.splitlines() if ln.startswith("  x ")]
+    assert [ln.split()[2] for ln in shown] == ["9.0.0", "8.0.0", "5.0.0"]
+
+
+@pytest.mark.parametrize("reqs", [["jax>=99", "torch"], ["torch", "jax>=99"]])
+def test_an_impossible_jax_is_explained_by_jax_s_rejections_alone(
+    reqs: list[str], describe: Any, kb: Any
+) -> None:
+    """Frameworks sorting after jax (tensorflow, torch) have rejections here too (torch
+    2.15.0 needs a newer driver): none stands in for jax's."""
+    from gpuenv.resolve import ResolveError
+
+    with pytest.raises(ResolveError) as err:
+        resolve(describe(GPU, "525.60.13"), reqs, kb=kb)
+    text = str(err.value)
+    assert "jax>=99: no release runs here; e.g. jax " in text
+    assert "torch" not in text
