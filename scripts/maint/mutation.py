@@ -785,6 +785,11 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     (f"{PKG}/resolve/combine.py", "if len(conflicts) < 19:"): "only the first three"
     " conflicts are ever read (infeasible shows conflicts[:3], the rest read conflicts[0] or"
     " whether there is one): a cap of 19 or 20 keeps those alike",
+    (
+        f"{PKG}/resolve/explain.py",
+        'if any(r.rule is "platform" and "native Windows" in r.message for r in blocked) or (',
+    ): "a Rejection's rule is the string literal its rule passed to reject() (rules.py):"
+    " CPython interns such literals, so 'platform' there and here are one object",
     (f"{PKG}/lock/pylock/read.py", "wheel = wheels[ -1]"): "the line above let through only a"
     " list of exactly one wheel: wheels[0] and wheels[-1] are the same",
 }

@@ -226,3 +226,16 @@ def test_an_impossible_jax_is_explained_by_jax_s_rejections_alone(
     text = str(err.value)
     assert "jax>=99: no release runs here; e.g. jax " in text
     assert "torch" not in text
+
+
+def test_extra_packages_merge_one_per_project_the_later_group_winning() -> None:
+    from gpuenv.resolve.packages import merge_packages
+
+    assert merge_packages() == ()
+    assert merge_packages((), ()) == ()
+    assert merge_packages(("numpy>=1.26", "pandas"), ("NumPy==2.0.0", "scipy")) == (
+        "NumPy==2.0.0",
+        "pandas",
+        "scipy",
+    )
+    assert merge_packages(("Foo_Bar[x]>=1",), ()) == ("Foo_Bar[x]>=1",)
