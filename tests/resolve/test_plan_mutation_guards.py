@@ -181,6 +181,10 @@ def test_a_framework_kept_off_the_gpu_by_the_combination_says_so(describe, kb) -
     [line] = [w for w in plan.warnings if w.startswith("tensorflow ") and " on the CPU: " in w]
     assert "no combination keeps tensorflow and jax all on the GPU in one environment" in line
     assert "gpuenv setup --split tensorflow jax" in line
+    # the clash named is the best-ranked combination's: the jax the plan chose, beside the
+    # newest tensorflow GPU build (not a later combination's older jax)
+    jax = plan.frameworks["jax"]
+    assert f"; jax {jax.version} [{jax.variant}]: " in line, line
 
 
 def test_a_plan_read_back_keeps_every_field(describe, kb) -> None:  # type: ignore[no-untyped-def]
