@@ -243,3 +243,12 @@ def test_extra_packages_merge_one_per_project_the_later_group_winning() -> None:
         "scipy",
     )
     assert merge_packages(("Foo_Bar[x]>=1",), ()) == ("Foo_Bar[x]>=1",)
+
+
+def test_a_labelled_jax_build_routes_its_jaxlib_to_the_build_s_index(describe, kb) -> None:  # type: ignore[no-untyped-def]
+    """jax[cuda12_pip] 0.4.13: jax itself is pure Python from the default index; the labelled
+    jaxlib (+cuda12.cudnn89) comes from the find-links page the build names."""
+    plan = resolve(describe(GPU, "535.54.03"), ["jax==0.4.13"], kb=kb)
+    pins = {r.requirement: r.index for r in plan.pip if r.requirement.startswith(("jax", "jaxlib"))}
+    page = "https://storage.googleapis.com/jax-releases/jax_cuda_releases.html"
+    assert pins == {"jax[cuda12_pip]==0.4.13": None, "jaxlib==0.4.13+cuda12.cudnn89": page}
