@@ -790,6 +790,12 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         'if any(r.rule is "platform" and "native Windows" in r.message for r in blocked) or (',
     ): "a Rejection's rule is the string literal its rule passed to reject() (rules.py):"
     " CPython interns such literals, so 'platform' there and here are one object",
+    (
+        f"{PKG}/resolve/explain.py",
+        "first = next(r for r in reachable if r.needs_driver is smallest.needs_driver)",
+    ): "min() gave the first reachable rejection of the smallest driver: none before it has an"
+    " equal driver (its key would be as small), so the first match is smallest itself, by"
+    " identity or by equality",
     (f"{PKG}/lock/pylock/read.py", "wheel = wheels[ -1]"): "the line above let through only a"
     " list of exactly one wheel: wheels[0] and wheels[-1] are the same",
 }

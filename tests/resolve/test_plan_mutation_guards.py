@@ -252,3 +252,34 @@ def test_a_labelled_jax_build_routes_its_jaxlib_to_the_build_s_index(describe, k
     pins = {r.requirement: r.index for r in plan.pip if r.requirement.startswith(("jax", "jaxlib"))}
     page = "https://storage.googleapis.com/jax-releases/jax_cuda_releases.html"
     assert pins == {"jax[cuda12_pip]==0.4.13": None, "jaxlib==0.4.13+cuda12.cudnn89": page}
+
+
+def test_two_builds_of_one_library_are_named_in_the_order_they_were_chosen(kb) -> None:  # type: ignore[no-untyped-def]
+    torch = next(r for r in kb.frameworks["torch"].releases if r.version == "2.14.1")
+    jax = next(r for r in kb.frameworks["jax"].releases if r.version == "0.12.1")
+    tb = next(b for b in torch.builds if b.variant == "cu126")  # nvidia-cudnn-cu12
+    jb = next(b for b in jax.builds if b.variant == "cuda13")  # nvidia-cudnn-cu13
+    a = Candidate(torch, tb, ("3.12",), (), (), (), True)
+    b = Candidate(jax, jb, ("3.12",), (), (), (), True)
+    first = conflict([a, b], kb)
+    assert first is not None
+    assert first.message.startswith("cudnn: torch 2.14.1 [cu126] takes nvidia-cudnn-cu12, jax")
+    second = conflict([b, a], kb)
+    assert second is not None
+    assert second.message.startswith("cudnn: jax 0.12.1 [cuda13] takes nvidia-cudnn-cu13")
+
+
+@pytest.mark.parametrize(
+    ("os_name", "family"), [("linux", "linux"), ("wsl", "wsl"), ("windows", "windows")]
+)
+def test_an_assumed_os_is_named_as_the_host_s(os_name: str, family: str, describe, kb) -> None:  # type: ignore[no-untyped-def]
+    from gpuenv.resolve.assumptions import assumptions
+
+    machine = describe(GPU, "580.65.06", os_name)
+    plan = resolve(machine, ["torch"], kb=kb)
+    said = assumptions(
+        kb, machine, plan, driver_assumed=False, python_assumed=False, os_assumed=True
+    )
+    [os_line] = [a for a in said if a.fact == "os"]
+    assert os_line.value == family
+    assert f"planned for {family}, this host's OS" in os_line.line
