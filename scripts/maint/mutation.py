@@ -796,6 +796,10 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     ): "min() gave the first reachable rejection of the smallest driver: none before it has an"
     " equal driver (its key would be as small), so the first match is smallest itself, by"
     " identity or by equality",
+    (
+        f"{PKG}/resolve/explain.py",
+        'return versions[ -1] if len(versions) == 1 else f"{versions[0]}-{versions[-1]}"',
+    ): "read only when the list holds exactly one item, which is both versions[0] and versions[-1]",
     (f"{PKG}/lock/pylock/read.py", "wheel = wheels[ -1]"): "the line above let through only a"
     " list of exactly one wheel: wheels[0] and wheels[-1] are the same",
 }
