@@ -86,6 +86,8 @@ AREAS: dict[str, Area] = {
             "tests/lock/test_planted_config.py",
             "tests/test_cache.py",
             "tests/fs/hostile/test_strict_json.py",
+            "tests/fs/hostile/test_bounded_reads.py",
+            "tests/fs/test_type_names.py",
         ),
     ),
     "lock-readers": Area(
