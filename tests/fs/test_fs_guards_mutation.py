@@ -1,0 +1,45 @@
+"""fs/ where its own tests did not look (fs' mutation survivors, benchmarks/mutation/fs.md):
+what a write error says after its fix, and a file whose hash cannot be read."""
+
+from __future__ import annotations
+
+import errno
+from pathlib import Path
+
+import pytest
+
+from gpuenv.fs.disk_errors import disk_advice
+from gpuenv.fs.file_hash import file_sha256
+
+
+def test_a_disk_error_says_what_was_left_unchanged_after_its_fix() -> None:
+    full = OSError(errno.ENOSPC, "No space left on device")
+    plain = disk_advice("/x/out.yml", full, elsewhere="write elsewhere with -o")
+    assert plain == (
+        "cannot write /x/out.yml: No space left on device; free some space on the disk that"
+        " holds it, or write elsewhere with -o."
+    )
+    told = disk_advice(
+        "/x/out.yml", full, elsewhere="write elsewhere with -o", outcome="The old file is kept."
+    )
+    assert told == plain + " The old file is kept."
+
+
+def test_a_file_that_cannot_be_read_has_no_hash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A regular file whose read fails (EIO, a permission the check could not see): no hash,
+    as for a missing one, not a crash."""
+    path = tmp_path / "out.yml"
+    path.write_text("x\n")
+    assert file_sha256(path) is not None
+    real_open = Path.open
+
+    def failing_open(self: Path, *args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+        if self == path:
+            raise OSError(errno.EIO, "Input/output error")
+        return real_open(self, *args, **kwargs)  # type: ignore[call-overload]
+
+    monkeypatch.setattr(Path, "open", failing_open)
+    assert file_sha256(path) is None
+    assert file_sha256(tmp_path / "absent.yml") is None
