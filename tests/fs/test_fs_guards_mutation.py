@@ -4,6 +4,7 @@ what a write error says after its fix, and a file whose hash cannot be read."""
 from __future__ import annotations
 
 import errno
+import hashlib
 from pathlib import Path
 
 import pytest
@@ -32,7 +33,7 @@ def test_a_file_that_cannot_be_read_has_no_hash(
     as for a missing one, not a crash."""
     path = tmp_path / "out.yml"
     path.write_text("x\n")
-    assert file_sha256(path) is not None
+    assert file_sha256(path) == hashlib.sha256(b"x\n").hexdigest()
     real_open = Path.open
 
     def failing_open(self: Path, *args: object, **kwargs: object):  # type: ignore[no-untyped-def]
@@ -43,3 +44,14 @@ def test_a_file_that_cannot_be_read_has_no_hash(
     monkeypatch.setattr(Path, "open", failing_open)
     assert file_sha256(path) is None
     assert file_sha256(tmp_path / "absent.yml") is None
+
+
+def test_a_shown_value_is_cut_at_40_characters() -> None:
+    """The documented cut: a value's repr of up to 40 characters is quoted whole, a longer
+    one is cut to 37 and '...'."""
+    from gpuenv.fs.type_names import type_name
+
+    whole = "x" * 38  # repr: 40 characters with its quotes
+    assert type_name(whole, show=True) == f"a string ('{whole}')"
+    cut = type_name("y" * 39, show=True)  # repr: 41 characters
+    assert cut == "a string ('" + "y" * 36 + "...)"
