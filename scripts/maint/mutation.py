@@ -809,6 +809,8 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     " 'posix' on the platforms the tests run on, which sorts after 'nt': False as with `==`",
     (f"{PKG}/fs/file_hash.py", 'for block in iter(lambda: fh.read(1 << 21), b""):'): "the"
     " block size changes how many reads feed the digest, not the bytes it gets",
+    (f"{PKG}/fs/workdir.py", 'if pid == os.getpid() or os.name < "nt":'): "os.name is"
+    " 'posix' on the platforms the tests run on, which sorts after 'nt': False as with `==`",
     (f"{PKG}/lock/pylock/read.py", "wheel = wheels[ -1]"): "the line above let through only a"
     " list of exactly one wheel: wheels[0] and wheels[-1] are the same",
 }

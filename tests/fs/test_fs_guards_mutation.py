@@ -55,3 +55,47 @@ def test_a_shown_value_is_cut_at_40_characters() -> None:
     assert type_name(whole, show=True) == f"a string ('{whole}')"
     cut = type_name("y" * 39, show=True)  # repr: 41 characters
     assert cut == "a string ('" + "y" * 36 + "...)"
+
+
+def test_a_private_file_that_grew_past_its_limit_after_the_check_is_refused_not_cut(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its size was within the limit when checked (fstat), and it holds more by the time it is
+    read: one byte past the limit is read to tell, and the file is refused."""
+    import os
+    import stat
+
+    import gpuenv.fs.private_read as private_read
+
+    folder = tmp_path / "cache"
+    folder.mkdir(mode=0o700)
+    (folder / "entry").write_bytes(b"z" * 105)
+    (folder / "entry").chmod(0o600)
+    assert private_read.read_private(folder, "entry", 200) == (b"z" * 105, "ok")
+    real_fstat = os.fstat
+
+    def fstat(fd: int) -> os.stat_result:
+        info = real_fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            return info
+        fields = list(info)
+        fields[stat.ST_SIZE] = 100  # as it was when checked
+        return os.stat_result(fields)
+
+    monkeypatch.setattr(private_read.os, "fstat", fstat)
+    data, why = private_read.read_private(folder, "entry", 100)
+    assert data is None and why.endswith("is larger than 100 bytes")
+
+
+def test_a_work_folder_removed_inside_its_block_is_no_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    from gpuenv.fs.workdir import private_workdir
+
+    monkeypatch.setenv("GPUENV_HOME", str(tmp_path / "home"))
+    with private_workdir("lock") as path:
+        assert path.is_dir()
+        shutil.rmtree(path)
+    assert not path.exists()
