@@ -61,17 +61,20 @@ def test_a_private_file_that_grew_past_its_limit_after_the_check_is_refused_not_
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Its size was within the limit when checked (fstat), and it holds more by the time it is
-    read: one byte past the limit is read to tell, and the file is refused."""
+    read: one byte past the limit is read to tell, and the file is refused. The limit here is
+    a whole number of read chunks (1 MiB), so that byte takes a read of its own."""
     import os
     import stat
 
     import gpuenv.fs.private_read as private_read
 
+    limit = 1 << 20
     folder = tmp_path / "cache"
     folder.mkdir(mode=0o700)
-    (folder / "entry").write_bytes(b"z" * 105)
+    (folder / "entry").write_bytes(b"z" * (limit + 5))
     (folder / "entry").chmod(0o600)
-    assert private_read.read_private(folder, "entry", 200) == (b"z" * 105, "ok")
+    data, why = private_read.read_private(folder, "entry", limit)
+    assert data is None and why.endswith(f"is larger than {limit} bytes")  # seen by fstat
     real_fstat = os.fstat
 
     def fstat(fd: int) -> os.stat_result:
@@ -79,12 +82,14 @@ def test_a_private_file_that_grew_past_its_limit_after_the_check_is_refused_not_
         if not stat.S_ISREG(info.st_mode):
             return info
         fields = list(info)
-        fields[stat.ST_SIZE] = 100  # as it was when checked
+        fields[stat.ST_SIZE] = limit  # as it was when checked
         return os.stat_result(fields)
 
     monkeypatch.setattr(private_read.os, "fstat", fstat)
-    data, why = private_read.read_private(folder, "entry", 100)
-    assert data is None and why.endswith("is larger than 100 bytes")
+    data, why = private_read.read_private(folder, "entry", limit)
+    assert data is None and why.endswith(f"is larger than {limit} bytes")  # seen by reading
+    (folder / "entry").write_bytes(b"z" * limit)
+    assert private_read.read_private(folder, "entry", limit) == (b"z" * limit, "ok")
 
 
 def test_a_work_folder_removed_inside_its_block_is_no_error(
