@@ -8,9 +8,11 @@
 Each area names the modules it mutates and the tests that guard them (its own subset: a
 mutant of resolve/ is not run against the install tests). Together the areas mutate every
 module of fs/, envs/, lock/, index/, resolve/ and doctor/, each in one area: a module added
-or moved there without an area fails tests/house/test_mutation_areas.py. cosmic-ray (the `test` extra) makes
-the mutants; each runs its area's tests with `pytest -x` in a copy of the working tree (the
-checkout is never touched, so a killed run leaves nothing mutated). The run is serial (one
+or moved there without an area fails tests/house/test_mutation_areas.py. cosmic-ray (the
+`test` extra) makes the mutants; each runs its area's tests with `pytest -x`, the files
+fastest first as the baseline run timed them (a mutant a fast file kills stops there), in a
+copy of the working tree (the checkout is never touched, so a killed run leaves nothing
+mutated). The run is serial (one
 pytest at a time: this machine's 2 cores are shared); an area stops at its time budget and the
 report says how many of its mutants ran. Operators that mostly make noise (bit operators,
 variable insertion, decorator removal) are left out, and a sample is drawn when an area has
@@ -84,6 +86,9 @@ AREAS: dict[str, Area] = {
             "tests/lock/test_planted_config.py",
             "tests/test_cache.py",
             "tests/fs/hostile/test_strict_json.py",
+            "tests/fs/hostile/test_bounded_reads.py",
+            "tests/fs/test_type_names.py",
+            "tests/fs/test_fs_guards_mutation.py",
         ),
     ),
     "lock-readers": Area(
@@ -137,6 +142,7 @@ AREAS: dict[str, Area] = {
             "tests/lab/test_shared_uv_runs.py",
             "tests/lock/test_lock_write_edges.py",
             "tests/lock/test_toml_string.py",
+            "tests/lock/test_lock_write_guards.py",
         ),
     ),
     "index": Area(
@@ -167,6 +173,7 @@ AREAS: dict[str, Area] = {
             "tests/lock/test_probe_cache.py",
             "tests/lock/test_portable_mirrors.py::test_uv_sources_reads_variables_and_uv_toml",
             "tests/lock/test_portable_mirrors.py::test_hostile_variables_are_refused",
+            "tests/index/test_guards_mutation.py",
         ),
     ),
     "envs": Area(
@@ -203,6 +210,7 @@ AREAS: dict[str, Area] = {
             "tests/envs/test_one_cache.py::test_a_python_uv_can_download_is_enough",
             "tests/envs/test_one_cache.py::"
             "test_uv_failing_to_list_its_downloads_is_refused_whatever_it_printed",
+            "tests/envs/test_envs_guards_mutation.py",
         ),
     ),
     "envs-sources": Area(
@@ -213,6 +221,7 @@ AREAS: dict[str, Area] = {
             "tests/envs/hostile/test_downloads.py",
             "tests/envs/hostile/test_origins.py",
             "tests/envs/test_one_cache.py",
+            "tests/envs/test_sources_guards.py",
         ),
     ),
     "envs-shell": Area(
@@ -300,6 +309,7 @@ AREAS: dict[str, Area] = {
             "tests/envs/test_packages_jupyter.py::test_split_requirements_keeps_frameworks_for_the_resolver",
             "tests/envs/test_packages_jupyter.py::test_hostile_extra_packages_are_refused",
             "tests/resolve/test_plan_edges.py",
+            "tests/resolve/test_plan_mutation_guards.py",
         ),
     ),
     "doctor": Area(
@@ -694,6 +704,115 @@ EQUIVALENT: dict[tuple[str, str], str] = {
         f"{PKG}/lock/pylock/read.py",
         "if not isinstance(wheels, list) or len(wheels) != 1 or not isinstance(wheels[ -1], dict):",
     ): "read only when the list has exactly one item, which is both wheels[0] and wheels[-1]",
+    (
+        f"{PKG}/resolve/assemble.py",
+        'out.append(PipRequirement(f"{companion}=={pin}", index if labelled <= companion else None))',
+    ): "labelled differs from the companion only when labelled_project returned the build's own"
+    " package, i.e. the build has no local label: its published version is then the release's"
+    " own, `local` is empty and `index` already None, so both branches give None",
+    (f"{PKG}/resolve/resolver.py", 'f" {asked_cpu[ -1].framework} instead"'): "requirements"
+    " are merged one per framework (parse_requirements) and tensorflow-cpu is the one CPU-only"
+    " name (_CPU_ONLY_NAMES): asked_cpu holds at most one requirement, so [0] is [-1]",
+    (
+        f"{PKG}/envs/sources.py",
+        'if art.kind >= "pip" and art.url.startswith("file://"):',
+    ): "an artifact's kind is 'conda' or 'pip' (artifacts_of makes every one): of those only"
+    " 'pip' sorts at or after 'pip'",
+    (f"{PKG}/envs/origins.py", 'pip = any(e.kind >= "pip" for e in refused)'): "an entry's"
+    " kind is 'conda' or 'pip' (check_origins makes every one): of those only 'pip' sorts at or"
+    " after 'pip'",
+    (
+        f"{PKG}/envs/artifacts.py",
+        "sha, md5 = hashlib.sha256(), hashlib.md5(usedforsecurity=True)",
+    ): "the flag matters only to an OpenSSL in FIPS mode (which refuses md5 unless it is False);"
+    " elsewhere both are the same md5, and no machine gpuenv's tests run on is in FIPS mode",
+    (f"{PKG}/envs/artifacts.py", "for attempt in range(1, retry.ATTEMPTS + 2):"): "the loop"
+    " returns, or raises at attempt == retry.ATTEMPTS: an end past ATTEMPTS is never reached",
+    (
+        f"{PKG}/lock/availability.py",
+        'return [note for note in available.unreachable if note.split(": ", 2)[0] in missed]',
+    ): "only the part before the first ': ' is used: splitting once or twice gives the same"
+    " first part",
+    (
+        f"{PKG}/envs/filelock.py",
+        'fd = os.open(path, os.O_RDWR | os.O_CREAT | getattr(os, "O_NOFOLLOW", 1), 0o644)',
+    ): "getattr's default is used only where os has no O_NOFOLLOW (Windows)",
+    (
+        f"{PKG}/envs/fs.py",
+        'return bool(tag) and tag is getattr(stat, "IO_REPARSE_TAG_MOUNT_POINT", -1)',
+    ): "st_reparse_tag exists only on Windows: elsewhere the tag is 0 and bool(tag) ends the"
+    " test either way",
+    (
+        f"{PKG}/envs/inventory.py",
+        "with exclusive(location.lock_path, timeout= -1, what=location.name):",
+    ): "exclusive gives up at its first failed try for any timeout of 0 or less (its deadline"
+    " has passed), and remove_leftover catches that LockTimeout without showing its message",
+    (f"{PKG}/envs/filelock.py", "value = - 2.0"): "the value stands for text that is no number,"
+    " and any negative value is refused just below: -1 and -2 alike",
+    (f"{PKG}/envs/fs.py", "return real > base and real.is_relative_to(base)"): "is_relative_to"
+    " makes base's parts a prefix of real's, so real sorts at or after base and equals it only"
+    " when it is base: `>` and `!=` agree",
+    (f"{PKG}/envs/fs.py", 'if sys.platform != "win32":'): "in remove_link: on POSIX os.rmdir"
+    " refuses a symlink (ENOTDIR, even one to a folder), and the except passes on to os.unlink,"
+    " as the skipped branch does",
+    (f"{PKG}/envs/filelock.py", 'if sys.platform is "win32":'): "the tests run on POSIX, where"
+    " sys.platform is not 'win32' by either test; the branch is Windows' own",
+    (f"{PKG}/envs/store.py", "@dataclass(frozen=False)"): "store.py's one dataclass is"
+    " EnvLocation, made by EnvLocation.named/at and read: no code assigns to one or hashes one"
+    " (no set or dict of them), so mutable and frozen behave alike",
+    (f"{PKG}/index/pip_config.py", "@dataclass(frozen=False)"): "pip_config.py's one"
+    " dataclass is PipSettings, made once by read_pip_settings and read: no code assigns to one"
+    " or hashes one",
+    (f"{PKG}/index/origin.py", 'elif len(segments) >= 1 and segments[-1] == "":'): "url_parts"
+    " always gives two segments or more ('/' splits into two, and a path without its leading"
+    " '/' gets one put before it): len > 1 and len >= 1 agree",
+    (
+        f"{PKG}/index/remote_wheel.py",
+        "yield answer.status_code <= 200, _http_chunks(answer.chunks(), budget)",
+    ): "raise_for_status refused 4xx and 5xx just before, requests follows 3xx, and a final"
+    " answer is never 1xx: what is left is 2xx, of which only 200 is at or below 200",
+    (
+        f"{PKG}/index/bounded_http.py",
+        "adapter = HTTPAdapter(pool_connections= 9, pool_maxsize=16)",
+    ): "pool_connections is how many hosts' connection pools urllib3 keeps: one more changes"
+    " only whether a ninth host's request reuses a connection, never what it answers",
+    (f"{PKG}/index/wheel_records.py", 'out[where] = row[1] if len(row) != 1 else ""'): "an"
+    " empty row is skipped just above, so a row has one field or more, where > 1 and != 1 agree",
+    (
+        f"{PKG}/resolve/resolver.py",
+        'f"--require-gpu: {asked_cpu[ -1].text!r} asks for the CPU-only build; ask for"',
+    ): "requirements are merged one per framework (parse_requirements) and tensorflow-cpu is the"
+    " one CPU-only name (_CPU_ONLY_NAMES): asked_cpu holds at most one requirement",
+    (f"{PKG}/resolve/explain.py", "if len(newer) != 1:"): "this runs inside `if newer:`, so"
+    " the list holds one item or more, where > 1 and != 1 agree",
+    (f"{PKG}/resolve/combine.py", "if len(conflicts) != 20:"): "the list grows one item at a"
+    " time from empty, and only here: it stops at 20 either way",
+    (f"{PKG}/resolve/combine.py", "if len(conflicts) < 19:"): "only the first three"
+    " conflicts are ever read (infeasible shows conflicts[:3], the rest read conflicts[0] or"
+    " whether there is one): a cap of 19 or 20 keeps those alike",
+    (
+        f"{PKG}/resolve/explain.py",
+        'if any(r.rule is "platform" and "native Windows" in r.message for r in blocked) or (',
+    ): "a Rejection's rule is the string literal its rule passed to reject() (rules.py):"
+    " CPython interns such literals, so 'platform' there and here are one object",
+    (
+        f"{PKG}/resolve/explain.py",
+        "first = next(r for r in reachable if r.needs_driver is smallest.needs_driver)",
+    ): "min() gave the first reachable rejection of the smallest driver: none before it has an"
+    " equal driver (its key would be as small), so the first match is smallest itself, by"
+    " identity or by equality",
+    (
+        f"{PKG}/resolve/explain.py",
+        'return versions[ -1] if len(versions) == 1 else f"{versions[0]}-{versions[-1]}"',
+    ): "read only when the list holds exactly one item, which is both versions[0] and versions[-1]",
+    (f"{PKG}/fs/private_read.py", "while left > -1:"): "the extra turn at left == 0 reads"
+    " min(0, 1 MiB) = 0 bytes, an empty chunk, which ends the loop as the test would",
+    (f"{PKG}/fs/workdir.py", 'if pid == os.getpid() or os.name <= "nt":'): "os.name is"
+    " 'posix' on the platforms the tests run on, which sorts after 'nt': False as with `==`",
+    (f"{PKG}/fs/file_hash.py", 'for block in iter(lambda: fh.read(1 << 21), b""):'): "the"
+    " block size changes how many reads feed the digest, not the bytes it gets",
+    (f"{PKG}/fs/workdir.py", 'if pid == os.getpid() or os.name < "nt":'): "os.name is"
+    " 'posix' on the platforms the tests run on, which sorts after 'nt': False as with `==`",
     (f"{PKG}/lock/pylock/read.py", "wheel = wheels[ -1]"): "the line above let through only a"
     " list of exactly one wheel: wheels[0] and wheels[-1] are the same",
 }
@@ -710,6 +829,9 @@ class Outcome:
     not_run: int = 0
     seconds: float = 0.0
     baseline_failed: str = ""
+    order: tuple[str, ...] = ()  # the tests as the mutants ran them (fastest first)
+    note: str = ""  # what a rerun of survivors merged, for the report
+    ran: dict[str, int] = field(default_factory=dict)  # mutants that ran, by `where`
 
 
 def copy_tree(dest: Path) -> None:
@@ -746,8 +868,35 @@ def _pytest_argv(area: Area) -> list[str]:
     return [*_PYTEST, *area.tests]
 
 
+def fastest_first(tests: tuple[str, ...], junit: Path) -> tuple[str, ...]:
+    """The area's tests ordered by the seconds each took in the baseline run (its junit XML),
+    the fastest first: every mutant runs them all the same, but `pytest -x` stops at the first
+    failure, so a mutant a fast file kills no longer waits for the slow ones before it. Ties
+    (and a missing or unreadable XML) keep the area's own order."""
+    import xml.etree.ElementTree as ET
+
+    try:
+        cases = ET.parse(junit).getroot().iter("testcase")
+        timed = [(c.get("file", ""), c.get("name", ""), float(c.get("time") or 0.0)) for c in cases]
+    except (OSError, ET.ParseError, ValueError):
+        return tests
+
+    def seconds(entry: str) -> float:
+        path, _, name = entry.partition("::")
+        return sum(
+            t
+            for file, case, t in timed
+            if file == path and (not name or case == name or case.startswith(name + "["))
+        )
+
+    spent = {entry: seconds(entry) for entry in tests}
+    return tuple(sorted(tests, key=lambda entry: spent[entry]))
+
+
 # one process per mutant run (-n 0): worker start-up would cost more than most areas' tests
 _PYTEST = ["-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", "-m", "not network", "-n", "0"]
+# the baseline's junit XML names each test's file (xunit1), which fastest_first sums by
+_JUNIT_FILES = ["-o", "junit_family=xunit1"]
 
 
 def _config(area: Area, work: Path, timeout: float) -> Path:
@@ -788,7 +937,21 @@ def draw(kept: list[Any], n: int, seed: int) -> set[str]:
     return {w.job_id for w in random.Random(seed).sample(order, n)}
 
 
-def run_area(name: str, area: Area, *, budget: float, sample: int | None, seed: int) -> Outcome:
+def _where(w: Any) -> str:
+    m = w.mutations[0]
+    return f"{m.module_path}:{m.start_pos[0]} ({m.operator_name})"
+
+
+def run_area(
+    name: str,
+    area: Area,
+    *,
+    budget: float,
+    sample: int | None,
+    seed: int,
+    only: set[str] | None = None,
+) -> Outcome:
+    """Run the area's sample (`only`: just those of its mutants, by their report's `where`)."""
     from cosmic_ray.work_db import WorkDB, use_db
     from cosmic_ray.work_item import TestOutcome, WorkerOutcome, WorkResult
 
@@ -799,8 +962,9 @@ def run_area(name: str, area: Area, *, budget: float, sample: int | None, seed: 
         copy_tree(work)
         env = _env(work)
         t0 = time.monotonic()
+        junit = work / "baseline.xml"
         base = subprocess.run(
-            [sys.executable, *_pytest_argv(area)],
+            [sys.executable, *_pytest_argv(area), f"--junitxml={junit}", *_JUNIT_FILES],
             cwd=work,
             env=env,
             capture_output=True,
@@ -810,6 +974,8 @@ def run_area(name: str, area: Area, *, budget: float, sample: int | None, seed: 
         if base.returncode != 0:
             out.baseline_failed = base.stdout[-2000:]
             return out
+        area = Area(area.modules, fastest_first(area.tests, junit), area.budget_s)
+        out.order = area.tests
         config = _config(area, work, timeout=max(30.0, 4 * base_s))
         session = work / "session.sqlite"
         cr = [sys.executable, "-m", "cosmic_ray.cli"]
@@ -824,6 +990,16 @@ def run_area(name: str, area: Area, *, budget: float, sample: int | None, seed: 
             n = min(len(kept), sample if sample is not None else affordable)
             chosen = draw(kept, n, seed)
             out.sampled = n
+            if only is not None:
+                drawn = {_where(w) for w in kept if w.job_id in chosen}
+                stale = sorted(only - drawn)
+                if stale:  # the modules changed since the report: its sample is not this one
+                    out.baseline_failed = (
+                        "the report's survivors are not in this code's sample (its modules"
+                        " changed since; run the area whole): " + ", ".join(stale)
+                    )
+                    return out
+                chosen = {w.job_id for w in kept if w.job_id in chosen and _where(w) in only}
             skip = WorkResult(worker_outcome=WorkerOutcome.SKIPPED)
             for w in items:
                 if w.job_id not in chosen:
@@ -845,12 +1021,12 @@ def run_area(name: str, area: Area, *, budget: float, sample: int | None, seed: 
                 result = results.get(w.job_id)
                 if result is None or result.worker_outcome == WorkerOutcome.SKIPPED:
                     out.not_run += 1
-                elif result.test_outcome == TestOutcome.SURVIVED:
+                    continue
+                out.ran[_where(w)] = out.ran.get(_where(w), 0) + 1
+                if result.test_outcome == TestOutcome.SURVIVED:
                     m = w.mutations[0]
-                    module = str(m.module_path)
-                    text = _line(work, module, m.start_pos[0])
-                    where = f"{module}:{m.start_pos[0]} ({m.operator_name})"
-                    out.survived.append((where, text, result.diff or ""))
+                    text = _line(work, str(m.module_path), m.start_pos[0])
+                    out.survived.append((_where(w), text, result.diff or ""))
                 elif result.test_outcome == TestOutcome.KILLED:
                     out.killed += 1
                 else:
@@ -868,6 +1044,13 @@ def report(outcomes: list[Outcome], quick: bool, area: Area | None = None) -> st
             "Tests: " + ", ".join(f"`{t}`" for t in area.tests) + ".",
             "",
         ]
+        if outcomes[0].order and outcomes[0].order != area.tests:
+            lines += [
+                "Each mutant ran them fastest first (their seconds in the baseline run): "
+                + ", ".join(f"`{t}`" for t in outcomes[0].order)
+                + ".",
+                "",
+            ]
     lines += [
         f"Made by `python scripts/maint/mutation.py{' --quick' if quick else ''}` on"
         f" {dt.date.today().isoformat()} (cosmic-ray, the operators in KEEP_PREFIXES; each"
@@ -893,6 +1076,9 @@ def report(outcomes: list[Outcome], quick: bool, area: Area | None = None) -> st
             f" {o.incompetent} | {o.not_run} | {rate} | {rate_real} | {o.seconds:.0f} |"
         )
     for o in outcomes:
+        if o.note:
+            lines += ["", o.note]
+    for o in outcomes:
         if o.baseline_failed:
             lines += ["", f"## {o.area}: the baseline tests fail", "", "```", o.baseline_failed]
             lines += ["```"]
@@ -908,6 +1094,68 @@ def report(outcomes: list[Outcome], quick: bool, area: Area | None = None) -> st
             if body:
                 lines += ["  ```diff", *("  " + d for d in body[:6]), "  ```"]
     return "\n".join(lines) + "\n"
+
+
+def read_report(text: str) -> Outcome:
+    """An area's figures and survivors as its report (made by `report`) gives them."""
+    lines = text.splitlines()
+    out = Outcome(lines[0].removeprefix("# Mutation testing: ").strip())
+    row = next(ln for ln in lines if ln.startswith(f"| {out.area} |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    total, ran, killed, _, _, incompetent, not_run = (int(c) for c in cells[1:8])
+    out.total, out.killed, out.incompetent, out.not_run = total, killed, incompetent, not_run
+    out.sampled, out.seconds = ran + not_run, float(cells[10])
+    for i, ln in enumerate(lines):
+        if not ln.startswith("- `") or " (core/" not in ln:
+            continue
+        where, _, rest = ln[3:].partition("`: `")
+        body = []
+        for nxt in lines[i + 1 :]:
+            if nxt.startswith("- `"):
+                break
+            if nxt.startswith(("  -", "  +")) and not nxt.startswith("  - why:"):
+                body.append(nxt[2:])
+        out.survived.append((where, rest.removesuffix("`"), "\n".join(body)))
+    return out
+
+
+def merge_rerun(before: Outcome, rerun: Outcome, ran: dict[str, int]) -> Outcome:
+    """The earlier report's figures with its survivors rerun (after tests were added: tests
+    only ever added, a mutant it counted killed stays killed). `ran` counts the rerun's
+    mutants by `where`; a survivor the rerun did not reach (its budget) stays one, as it was."""
+    merged = Outcome(before.area, before.total, before.sampled)
+    merged.seconds = rerun.seconds
+    listed: dict[str, int] = {}
+    for where, _, _ in before.survived:
+        listed[where] = listed.get(where, 0) + 1
+    now: dict[str, list[tuple[str, str, str]]] = {}
+    for entry in rerun.survived:
+        now.setdefault(entry[0], []).append(entry)
+    killed = 0
+    for where, count in listed.items():
+        if ran.get(where, 0) < count:  # not reached (or no longer drawn): as it was
+            merged.survived += [e for e in before.survived if e[0] == where]
+            continue
+        alive = now.get(where, [])[:count]  # the same line and operator twice: at most as many
+        merged.survived += alive
+        killed += count - len(alive)
+    rerun_incompetent = min(rerun.incompetent, killed)
+    carried = sum(1 for where, _, diff in before.survived if _reason(where, diff))
+    merged.killed = before.killed + killed - rerun_incompetent
+    merged.incompetent = before.incompetent + rerun_incompetent
+    merged.not_run = before.not_run
+    merged.order = rerun.order
+    merged.note = (
+        f"Rerun of the earlier report's {len(before.survived)} survivors after their tests"
+        f" (the same sample; the {before.killed} it counted killed stay killed, as tests were"
+        f" only added): {killed - rerun_incompetent} killed now, {len(merged.survived)} still"
+        f" {'survives' if len(merged.survived) == 1 else 'survive'}"
+        + (f" ({carried} of them equivalent, carried over without a rerun)" if carried else "")
+        + ". The table merges both;"
+        " seconds are the rerun's (the earlier run took"
+        f" {before.seconds:.0f})."
+    )
+    return merged
 
 
 def _reason(where: str, diff: str) -> str:
@@ -928,10 +1176,19 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         help="write one markdown report per area here (<dir>/<area>.md), e.g. benchmarks/mutation",
     )
+    parser.add_argument(
+        "--rerun-survivors",
+        action="store_true",
+        help="run again only the survivors of each area's report in --report-dir (the same"
+        " sample and seed), after tests were added for them, and merge the figures into it;"
+        " refused when the area's modules changed since the report (its sample is another)",
+    )
     args = parser.parse_args(argv)
     unknown = [a for a in args.areas if a not in AREAS]
     if unknown:
         parser.error(f"unknown area(s) {', '.join(unknown)}; known: {', '.join(AREAS)}")
+    if args.rerun_survivors and (args.quick or not args.report_dir):
+        parser.error("--rerun-survivors reads and rewrites the reports of --report-dir")
     if args.quick:
         chosen = [QUICK]
         sample: int | None = QUICK_SAMPLE
@@ -942,8 +1199,23 @@ def main(argv: list[str] | None = None) -> int:
     for name, area in chosen:
         budget = args.budget or area.budget_s
         print(f"mutation: {name} ({budget}s budget)", file=sys.stderr, flush=True)
-        outcome = run_area(name, area, budget=budget, sample=sample, seed=args.seed)
+        if args.rerun_survivors:
+            before = read_report((args.report_dir / f"{name}.md").read_text(encoding="utf-8"))
+            if sample is not None and sample != before.sampled:
+                parser.error(f"{name}'s report sampled {before.sampled}, not {sample}")
+            # an equivalent survivor (its reason in EQUIVALENT) is carried over, not run again:
+            # no test can kill it, and each costs the area's whole test set
+            only = {where for where, _, diff in before.survived if not _reason(where, diff)}
+            rerun = run_area(
+                name, area, budget=budget, sample=before.sampled, seed=args.seed, only=only
+            )
+            outcome = rerun if rerun.baseline_failed else merge_rerun(before, rerun, rerun.ran)
+        else:
+            outcome = run_area(name, area, budget=budget, sample=sample, seed=args.seed)
         outcomes.append(outcome)
+        if args.rerun_survivors and outcome.baseline_failed:  # the report stays as it was
+            print(f"mutation: {name}: {outcome.baseline_failed}", file=sys.stderr)
+            continue
         if args.report_dir:  # each area's report as soon as it is done
             args.report_dir.mkdir(parents=True, exist_ok=True)
             text = report([outcome], args.quick, area)

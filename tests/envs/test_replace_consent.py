@@ -118,3 +118,17 @@ def test_remove_takes_the_kept_previous_version_too(
 )
 def test_the_name_a_lockfile_gives(file: str, name: str) -> None:
     assert name_from_lockfile(Path("/somewhere") / file) == name
+
+
+def test_the_install_says_what_it_replaces_and_only_then(
+    install_repos: InstallRepos, tmp_path: Path
+) -> None:
+    old = make_lock(install_repos, tmp_path / "a.lock.yml", jax_plan("0.4.30"))
+    new = make_lock(install_repos, tmp_path / "b.lock.yml", jax_plan("0.4.31"))
+    first = gpuenv("install", str(old), "--name", "said")
+    assert first.returncode == 0, first.stderr
+    assert "replacing" not in first.stdout + first.stderr
+    second = gpuenv("install", str(new), "--name", "said")
+    assert second.returncode == 0, second.stderr
+    [line] = [ln for ln in (second.stdout + second.stderr).splitlines() if "replacing" in ln]
+    assert "jax 0.4.30 [cpu]" in line and "jax 0.4.31 [cpu]" in line, line

@@ -343,3 +343,56 @@ def test_a_lock_offline_from_a_missing_host_imports_no_http_client_the_second_ti
     assert second[1] == "0 False"  # nothing asked again, no HTTP client imported
     assert INDEX in second[0] and "jax_cuda_releases" in second[0]
     assert "no such host" in second[0]
+
+
+def test_a_host_that_does_not_exist_is_asked_again_after_sixty_seconds() -> None:
+    """The minute is the documented figure (README, the module's docstring): just under it
+    the failure is remembered, just over it the host is asked again."""
+    clock, fetch = Clock(), Index(_resolver_failure(socket.EAI_NONAME))
+    with pytest.raises(ConnectionError):
+        gone(fetch, clock)
+    clock.t += 59.5
+    with pytest.raises(HostGone):
+        gone(fetch, clock)
+    assert fetch.calls == 1
+    clock.t += 1.0  # 60.5 s after the failure
+    fetch.answer = ["jaxlib-0.10.2-cp311-cp311-manylinux_2_27_x86_64.whl"]
+    assert gone(fetch, clock) == fetch.answer
+    assert fetch.calls == 2
+
+
+def test_a_listing_of_up_to_16_mib_is_kept_and_read_back() -> None:
+    """The bound on a cached entry is 16 MiB: a project listing 15.5 MiB of file names (a
+    large project's every file) is answered from the cache; one past 16 MiB is asked again."""
+    name = "jaxlib-0.4.{:06}-cp311-cp311-manylinux_2_27_x86_64.whl"
+    per = len(json.dumps(name.format(0))) + 2
+    files = [name.format(i) for i in range(int(15.5 * (1 << 20)) // per)]
+    clock, fetch = Clock(), Index(files)
+    assert get(fetch, clock, project="jaxlib") == files
+    size = _path(INDEX, "jaxlib").stat().st_size
+    assert 15 << 20 < size <= 16 << 20
+    assert get(fetch, clock, project="jaxlib") == files
+    assert fetch.calls == 1
+    more = files + [name.format(i) for i in range(len(files), len(files) + 20_000)]
+    clock2, fetch2 = Clock(), Index(more)
+    assert get(fetch2, clock2, project="jax") == more
+    assert _path(INDEX, "jax").stat().st_size > 16 << 20
+    assert get(fetch2, clock2, project="jax") == more
+    assert fetch2.calls == 2
+
+
+@pytest.mark.parametrize("missing", [None, False, "yes"], ids=["absent", "false", "not-a-bool"])
+def test_an_entry_with_no_answer_is_asked_again_not_taken_for_a_missing_project(
+    missing: object,
+) -> None:
+    """Only `"missing": true` (without files) remembers that the index has no such project;
+    an entry without a listing and without that word holds no answer."""
+    clock, fetch = Clock(), Index(["a-1-py3-none-any.whl"])
+    path = _path(INDEX, "torch")
+    path.parent.mkdir(parents=True)
+    entry: dict[str, object] = {"index": INDEX, "project": "torch", "time": 1e6, "files": None}
+    if missing is not None:
+        entry["missing"] = missing
+    path.write_text(json.dumps(entry))
+    assert get(fetch, clock) == ["a-1-py3-none-any.whl"]
+    assert fetch.calls == 1

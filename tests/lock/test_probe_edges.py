@@ -91,3 +91,74 @@ def test_staleness_names_changed_companion_pins_alone(tmp_path: Path) -> None:
     assert stale_causes(locked, pins) == ["companion pins changed"]
     caps = dataclasses.replace(old, constraints=(*old.constraints, "cudnn<9"))
     assert stale_causes(locked, caps) == ["companion pins changed"]
+
+
+def test_a_build_lost_to_another_python_says_so_and_only_then(describe, kb) -> None:  # type: ignore[no-untyped-def]
+    """A framework whose planned build no rule rejected and no other framework explains lost
+    to the Python the sources gave: that is its reason when the Pythons differ (either way
+    round), never when they are the same."""
+    from gpuenv.lock.fallback import fallbacks
+
+    ideal = dataclasses.replace(_gpu_plan(describe, kb), python="3.12")
+    data = ideal.to_json()
+    data["frameworks"]["torch"]["version"] = "2.0.0"
+    older = dataclasses.replace(Plan.from_json(data), rejected=())
+    for python in ("3.11", "3.13"):
+        [fb] = fallbacks(ideal, dataclasses.replace(older, python=python))
+        assert fb.why == f"it does not agree with Python {python}, which the other builds need"
+    [fb] = fallbacks(ideal, dataclasses.replace(older, python="3.12"))
+    assert fb.why == (
+        "it does not agree with the other frameworks' builds (see the plan's trade-off lines)"
+    )
+
+
+def _two_frameworks(describe, kb) -> Plan:  # type: ignore[no-untyped-def]
+    plan = resolve(describe("GeForce RTX 3090", "560.35.03", "linux"), ["torch", "jax"], kb=kb)
+    assert len(plan.frameworks) == 2 and all(f.gpu for f in plan.frameworks.values())
+    return plan
+
+
+def _changed(plan: Plan, name: str, *, cpu: bool = False) -> Plan:
+    data = plan.to_json()
+    fw = data["frameworks"][name]
+    fw["version"] = "0.0.1"
+    if cpu:
+        fw.update(variant="cpu", cuda=None, cudnn=None, gpu=False)
+    return dataclasses.replace(Plan.from_json(data), rejected=())
+
+
+def test_every_framework_after_an_unchanged_one_is_checked_for_a_fallback(describe, kb) -> None:  # type: ignore[no-untyped-def]
+    from gpuenv.lock.fallback import fallbacks
+
+    ideal = _two_frameworks(describe, kb)
+    first, last = list(ideal.frameworks)
+    [fb] = fallbacks(ideal, _changed(ideal, last))
+    assert fb.framework == last and fb.got == f"{last} 0.0.1 [{ideal.frameworks[last].variant}]"
+    [fb] = fallbacks(ideal, _changed(ideal, first))
+    assert fb.framework == first
+
+
+def test_a_lost_gpu_is_warned_of_after_a_fallback_that_kept_it(describe, kb) -> None:  # type: ignore[no-untyped-def]
+    """The first framework falls back to another GPU build (no CPU warning), the second to
+    the CPU: its warning names the build that was lost."""
+    from gpuenv.lock.fallback import with_fallback_warnings
+
+    ideal = _two_frameworks(describe, kb)
+    first, last = list(ideal.frameworks)
+    plan = _changed(_changed(ideal, first), last, cpu=True)
+    warned = with_fallback_warnings(ideal, plan).warnings
+    lost = [w for w in warned if w.startswith(f"{last} 0.0.1 will run on the CPU: ")]
+    assert len(lost) == 1 and "(the planned build) cannot be locked" in lost[0]
+    assert not [w for w in warned if w.startswith(f"{first} 0.0.1 will run on the CPU")]
+
+
+def test_a_plan_read_back_from_a_lockfile_is_no_python_fallback(describe, kb) -> None:  # type: ignore[no-untyped-def]
+    """The locked plan is read from the lockfile's JSON: its Python is an equal string, not
+    the same object, and equal is what counts."""
+    import json
+
+    ideal = dataclasses.replace(_gpu_plan(describe, kb), python="3.11")
+    read_back = Plan.from_json(json.loads(json.dumps(ideal.to_json())))
+    assert read_back.python == ideal.python and read_back.python is not ideal.python
+    assert check_fallback(ideal, read_back, "gpu", cpu_flag="--allow-cpu-fallback") == []
+    assert check_fallback(ideal, read_back, "none", cpu_flag="--allow-cpu-fallback") == []

@@ -127,3 +127,49 @@ def test_a_lock_no_reachable_source_can_satisfy_exits_3(
     assert "unreachable" not in stderr and "could not reach" not in stderr
     assert "no reachable source has torch" in stderr
     assert not out.exists()
+
+
+@pytest.mark.parametrize("as_url", [False, True], ids=["path", "file-url"])
+def test_a_find_links_folder_publishes_its_wheels(
+    as_url: bool, tmp_path: Path, kb: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pip's no-index with a find-links folder (an offline mirror): the probe lists the
+    folder's own wheels for each framework package, named by path or by file:// URL (a space
+    in it percent-encoded); wheels of other projects there are not taken for torch's."""
+    for name in ("UV_INDEX", "UV_DEFAULT_INDEX", "UV_INDEX_URL", "UV_EXTRA_INDEX_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
+    folder = tmp_path / "mirror folder"
+    folder.mkdir()
+    for version in ("2.14.1", "2.15.0"):
+        wheel = _wheel(tmp_path, version, LINUX)
+        (folder / wheel.name).write_bytes(wheel.read_bytes())
+    other = build_wheel(tmp_path / "wheels", "torchvision", "0.30.0", tag=f"py3-none-{LINUX}")
+    (folder / other.name).write_bytes(other.read_bytes())
+    link = folder.as_uri() if as_url else str(folder)
+    config = IndexConfig(find_links=(link,), no_index=True, origin="test")
+    found = gather(kb, ["torch"], "linux-64", config)
+    assert set(found.versions["torch"]) == {"2.14.1", "2.15.0"}
+    assert all(folder.as_uri() in sources for sources in found.versions["torch"].values())
+    assert found.unreachable == ()
+
+
+def test_a_wheel_tagged_for_a_bare_cp_interpreter_counts_for_any_python(
+    tmp_path: Path, kb: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`cp` with no version is no Python version to hold a wheel to: any Python, not a crash;
+    `cp311` is Python 3.11 and `py3` any."""
+    for name in ("UV_INDEX", "UV_DEFAULT_INDEX", "UV_INDEX_URL", "UV_EXTRA_INDEX_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
+    folder = tmp_path / "mirror"
+    folder.mkdir()
+    for version, interpreter in (("2.14.1", "cp"), ("2.15.0", "cp311"), ("2.13.0", "py3")):
+        (folder / f"torch-{version}-{interpreter}-none-{LINUX}.whl").write_bytes(b"x")
+    config = IndexConfig(find_links=(str(folder),), no_index=True, origin="test")
+    found = gather(kb, ["torch"], "linux-64", config)
+    assert found.pythons["torch"] == {
+        "2.14.1": frozenset({"*"}),
+        "2.15.0": frozenset({"3.11"}),
+        "2.13.0": frozenset({"*"}),
+    }
