@@ -253,6 +253,8 @@ AREAS: dict[str, Area] = {
         ),
         (
             "tests/resolve/test_jetson.py",
+            "tests/resolve/test_rules_mutation_guards.py",
+            "tests/resolve/test_requested_packages.py",
             "tests/resolve/test_rule_guards.py",
             "tests/resolve/test_machines.py",
             "tests/resolve/test_driver_branches.py",
@@ -327,6 +329,7 @@ AREAS: dict[str, Area] = {
         (
             "tests/doctor/test_shadowing.py",
             "tests/doctor/test_diagnose.py",
+            "tests/doctor/test_doctor_mutation_guards.py",
             "tests/doctor/test_kepler_cuda.py",
             "tests/doctor/test_faq.py",
             "tests/doctor/test_cli.py",
@@ -399,6 +402,50 @@ KEEP_PREFIXES = (
 # them apart), by module and the mutated line as the mutant has it; the reason goes into the
 # report. Anything else that survives is a missing test.
 EQUIVALENT: dict[tuple[str, str], str] = {
+    (f"{PKG}/doctor/shadowing.py", 'if entry.origin >= "default":'): "an origin is"
+    " LD_LIBRARY_PATH (handled above), a loader configuration file's absolute path ('/' sorts"
+    " before 'd') or \"default\": `>=` and `==` agree on all three",
+    (
+        f"{PKG}/doctor/driver.py",
+        'return toolkit.min_driver_windows if os_key >= "windows" else toolkit.min_driver_linux',
+    ): 'os_key is "linux" or "windows" (driver_os): `>=` and `==` agree on both',
+    (f"{PKG}/doctor/loader.py", "if name is soname or soname not in by_soname:"): "names are"
+    " walked sorted and a soname is a prefix of each of its versioned names, so the exact"
+    " soname is met first and kept by the second test either way",
+    (f"{PKG}/resolve/candidates.py", "return 0 if (build.package or main) <= main else 1"): "every"
+    " non-GPU build whose package is not the release's own extends that name (tensorflow-cpu,"
+    " tensorflow-macos after tensorflow), so it sorts after it: `<=` and `==` agree on the data",
+    (
+        f"{PKG}/resolve/candidates.py",
+        'explains = not target.wants_gpu or req.cpu_only or outcome.rule is "unavailable"',
+    ): "rule names are string literals of the rule modules, interned by CPython: `is` and `==`"
+    " agree",
+    (f"{PKG}/resolve/candidates.py", 'if explains and outcome.rule is not "platform":'): "rule"
+    " names are interned string literals: `is not` and `!=` agree",
+    (f"{PKG}/resolve/candidates.py", "main = release.package and release.framework"): "no"
+    " recorded release names a package of its own beside non-GPU builds of another package, so"
+    " the CPU builds rank the same with either name",
+    (
+        f"{PKG}/resolve/wsl.py",
+        "if here.gpu and Version(there.version) == Version(here.version):",
+    ): "WSL2's plan is a Linux plan and no GPU gets an older GPU release there than natively"
+    " (GPU TensorFlow on native Windows ends at 2.10; torch's Windows and Linux builds share"
+    " their releases): `==` and `<=` agree on the data",
+    (f"{PKG}/resolve/gpu_rules.py", 'if support <= "ptx":'): 'support is "sass" or "ptx" here'
+    ' (None was refused above), and "sass" sorts after "ptx": `<=` and `==` agree',
+    (f"{PKG}/resolve/gpu_rules.py", 'if support is "ptx":'): "support is one of two interned"
+    " string literals: `is` and `==` agree",
+    (
+        f"{PKG}/resolve/gpu_rules.py",
+        "if row is None or row.provenance.verified or not row.min_compute_capability and cc is"
+        " None:",
+    ): "cc is never None here (check_gpu asserts the target's compute capability) and every"
+    " unverified cuDNN row has min_compute_capability (recipes/cudnn.toml), so the `and` term is"
+    " false either way",
+    (f"{PKG}/resolve/gpu_rules.py", "if not need and not case.below(need):"): "every CUDA"
+    " version before 11 that a build names has a cuda.toml toolkit row, so need is its own"
+    " minimum, which the driver is below whenever this line runs (the own-minimum check above"
+    " returned otherwise)",
     (f"{PKG}/recipes/archs.py", "if t_major is major and t_minor <= minor:"): "compute"
     " capability majors are small ints, which CPython keeps one object each of: `is` and `==`"
     " agree",

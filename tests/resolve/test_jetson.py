@@ -231,3 +231,10 @@ def test_a_gpu_machines_cpu_build_the_sources_lack_is_why_the_lock_falls_back(kb
     assert plan.frameworks["torch"].version == "2.10.0"
     [fb] = fallbacks(ideal, plan)
     assert "does not agree" not in fb.why and ideal.frameworks["torch"].version in fb.why, fb.why
+
+
+def test_an_older_cuda_than_the_jetpacks_is_no_compatibility_case(kb, describe) -> None:  # type: ignore[no-untyped-def]
+    from gpuenv.resolve.jetson_rule import jetpack_cuda
+
+    # a CUDA 12.8 build on JetPack 7.0 (CUDA 13.0): a newer driver runs older builds natively
+    assert jetpack_cuda(_thor_case(kb, describe, "12.8", "sass")) is None
