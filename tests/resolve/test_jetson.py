@@ -238,3 +238,12 @@ def test_an_older_cuda_than_the_jetpacks_is_no_compatibility_case(kb, describe) 
 
     # a CUDA 12.8 build on JetPack 7.0 (CUDA 13.0): a newer driver runs older builds natively
     assert jetpack_cuda(_thor_case(kb, describe, "12.8", "sass")) is None
+
+
+def test_an_assumed_jetpack_is_not_given_a_desktop_driver_floor(gpuenv_cli) -> None:  # type: ignore[no-untyped-def]
+    out = gpuenv_cli(
+        "resolve", "torch", "--gpu", "Jetson Thor", "--python", "3.12", "--os", "linux"
+    )
+    assert out.returncode == 0, out.stderr
+    assert "planned for JetPack" in out.stderr and "that JetPack's CUDA" in out.stderr
+    assert "580.65.06" not in out.stderr  # CUDA 13's desktop floor
