@@ -16,7 +16,6 @@ import json
 import os
 import stat
 import sys
-import threading
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -42,14 +41,10 @@ from gpuenv.setup.planning import SetupPlan
 from installrepos import PY, InstallRepos, gpuenv, jax_plan, make_lock, run_in
 from isolation import record_uv_calls
 from lockdata import dump, load, package, write_for_wheels, write_valid
+from loopback import loopback
 
 JAX = "jax-0.4.30-py3-none-any.whl"
 NUMPY = "numpy-1.26.4-py3-none-any.whl"
-
-
-class _Server(http.server.ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
 
 
 @contextlib.contextmanager
@@ -68,13 +63,8 @@ def counting_server(root: Path) -> Iterator[tuple[str, Counter[str]]]:
             hits[self.path] += 1
             super().do_GET()
 
-    server = _Server(("127.0.0.1", 0), Handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/", hits
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback(Handler) as url:
+        yield url, hits
 
 
 @pytest.fixture

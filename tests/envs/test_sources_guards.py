@@ -11,7 +11,6 @@ import contextlib
 import hashlib
 import http.server
 import socket
-import threading
 import tracemalloc
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,13 +21,9 @@ import pytest
 
 from gpuenv.envs.artifacts import Artifact, artifacts_of, fetch_all, gather
 from gpuenv.index import retry
+from loopback import loopback
 
 BLOCK = b"\0" * (1 << 20)
-
-
-class _Server(http.server.ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
 
 
 @contextlib.contextmanager
@@ -51,14 +46,8 @@ def zeros_server(blocks: int, *, length: bool) -> Iterator[str]:
                 self.wfile.write(BLOCK)
             self.close_connection = True
 
-    server = _Server(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback(Handler) as url:
+        yield url
 
 
 def _zeros_sha(blocks: int) -> str:

@@ -34,25 +34,15 @@ from gpuenv.index.wheel_records import (
     parse_record,
     refuse_overlaps,
 )
+from loopback import loopback
 
 _EOCD = struct.Struct("<4sHHHHIIH")  # signature, disks, entries, size, offset, comment length
 
 
-class _Server(http.server.ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
-
-
 @contextmanager
 def serving(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
-    server = _Server(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback(handler) as url:
+        yield url
 
 
 def _eocd(size: int, offset: int, entries: int = 1) -> bytes:

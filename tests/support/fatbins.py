@@ -10,12 +10,13 @@ import os
 import shutil
 import struct
 import subprocess
-import threading
 import zipfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Optional
+
+from loopback import loopback
 
 PTX, ELF = 1, 2
 
@@ -107,12 +108,5 @@ def serve_ranges(root: Path, sent: list[int]) -> Iterator[str]:
     def make(*args: Any, **kwargs: Any) -> Handler:
         return Handler(*args, directory=str(root), **kwargs)
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), make)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with loopback(make) as url:
+        yield url

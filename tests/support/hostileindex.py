@@ -15,13 +15,14 @@ import os
 import re
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any, Optional
 from urllib.parse import quote, unquote
+
+from loopback import loopback
 
 WHEEL = "tensorflow-2.3.4-cp38-cp38-manylinux2010_x86_64.whl"
 DRIP_S = 0.1  # a byte every 100 ms: never a read timeout, and forever for a 64 KiB answer
@@ -128,16 +129,9 @@ def serve(index: HostileIndex) -> Iterator[HostileIndex]:
         pass
 
     Handler.index = index
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    index.base = f"http://127.0.0.1:{server.server_address[1]}/"
-    try:
+    with loopback(Handler) as url:
+        index.base = url
         yield index
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 _CHILD = """

@@ -39,12 +39,13 @@ import shutil
 import subprocess
 import sys
 import tarfile
-import threading
 import urllib.parse
 import zipfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from loopback import loopback
 
 __all__ = [
     "CONDA_SUBDIRS",
@@ -322,15 +323,8 @@ def serve_directory(root: Path) -> Iterator[str]:
     def handler(*args: Any, **kwargs: Any) -> _QuietHandler:
         return _QuietHandler(*args, directory=str(root), **kwargs)
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, name="serve_directory", daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(timeout=5)
+    with loopback(handler) as url:
+        yield url
 
 
 # --------------------------------------------------------------------------- uv

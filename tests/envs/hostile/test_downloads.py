@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import http.server
-import threading
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -22,11 +21,7 @@ from gpuenv.envs.store import EnvLocation, interpreter
 from gpuenv.index import retry
 from installrepos import InstallRepos, gpuenv, run_in
 from lockdata import in_process, write_for_wheels
-
-
-class _Server(http.server.ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
+from loopback import loopback
 
 
 @contextlib.contextmanager
@@ -79,14 +74,8 @@ def flaky_server(root: Path, mode: str, stall_s: float = 3.0) -> Iterator[tuple[
                 return
             self.wfile.write(body)
 
-    server = _Server(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/", hits
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback(Handler) as url:
+        yield url, hits
 
 
 @pytest.fixture

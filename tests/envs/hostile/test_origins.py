@@ -13,7 +13,6 @@ import contextlib
 import hashlib
 import http.server
 import shutil
-import threading
 from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
@@ -27,14 +26,10 @@ from gpuenv.lock.errors import LockError
 from gpuenv.lock.pypi import PipArtifact
 from installrepos import InstallRepos, gpuenv, jax_plan, make_lock
 from lockdata import dump, in_process, load, package, write_for_wheels, write_valid
+from loopback import loopback
 
 REPO = Path(__file__).resolve().parents[3]
 SECRET = "0r1g1n-s3cr3t"
-
-
-class _Server(http.server.ThreadingHTTPServer):
-    daemon_threads = True
-    block_on_close = False
 
 
 @contextlib.contextmanager
@@ -73,14 +68,8 @@ def counting_server(root: Path) -> Iterator[tuple[str, Counter[str]]]:
             self.end_headers()
             self.wfile.write(body)
 
-    server = _Server(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/", hits
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback(Handler) as url:
+        yield url, hits
 
 
 WHEELS = ("jax-0.4.30-py3-none-any.whl", "numpy-1.26.4-py3-none-any.whl")

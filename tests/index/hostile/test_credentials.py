@@ -23,6 +23,7 @@ from gpuenv import cache
 from gpuenv.output.redact import redact_text, redact_url
 from installrepos import InstallRepos, gpuenv
 from lockdata import in_process, write_for_wheels
+from loopback import loopback
 
 SECRET = "s3cr3t-t0ken"
 
@@ -203,7 +204,6 @@ def _basic_auth_server(root: Path, user: str, password: str) -> Iterator[tuple[s
     `?token=<password>`); the paths asked."""
     import base64
     import http.server
-    import threading
 
     expected = "Basic " + base64.b64encode(f"{user}:{password}".encode()).decode()
     asked: list[str] = []
@@ -240,15 +240,8 @@ def _basic_auth_server(root: Path, user: str, password: str) -> Iterator[tuple[s
         def do_HEAD(self) -> None:
             self._answer(body_too=False)
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"127.0.0.1:{server.server_address[1]}", asked
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback(Handler) as url:
+        yield url.removeprefix("http://").rstrip("/"), asked
 
 
 def _holding(folder: Path, secret: str) -> list[Path]:

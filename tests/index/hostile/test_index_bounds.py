@@ -18,21 +18,15 @@ import pytest
 import requests
 
 from gpuenv.index import retry, simple
+from loopback import loopback
 
 PAGE = b'<a href="jax-0.4.30-py3-none-any.whl">jax-0.4.30-py3-none-any.whl</a>\n'
 
 
 @contextmanager
 def serving(handler: type[http.server.BaseHTTPRequestHandler]) -> Iterator[str]:
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/simple/"
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback(handler) as url:
+        yield url + "simple/"
 
 
 class _Trickle(http.server.BaseHTTPRequestHandler):

@@ -6,13 +6,13 @@ earlier answer set, as with a fresh connection each time."""
 from __future__ import annotations
 
 import http.server
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import ClassVar
 
 from gpuenv.index import bounded_http
+from loopback import loopback
 
 
 class _KeepAlive(http.server.BaseHTTPRequestHandler):
@@ -41,14 +41,8 @@ class _KeepAlive(http.server.BaseHTTPRequestHandler):
 def serving() -> Iterator[tuple[str, type[_KeepAlive]]]:
     """A local server and its handler class, whose counters are this server's alone."""
     handler = type("Handler", (_KeepAlive,), {"connections": 0, "cookies_seen": []})
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/", handler
-    finally:
-        server.shutdown()
-        server.server_close()
+    with loopback(handler) as url:
+        yield url, handler
 
 
 def _read(url: str) -> bytes:
