@@ -190,12 +190,8 @@ def _texts(row: dict[str, Any], key: str, where: str, *, required: bool) -> tupl
 
 
 def _sourced(row: dict[str, Any], where: str) -> Sourced:
-    verified = row.get("verified", True)
-    if not isinstance(verified, bool):
-        raise RecipeError(f"{where}: 'verified' must be true or false")
-    note = row.get("note", "")
-    if not isinstance(note, str):
-        raise RecipeError(f"{where}: 'note' must be a string")
-    if verified is False and not note.strip():
+    """As every table's, and stricter: an unverified row says why here, not only in `check`."""
+    sourced = Sourced.from_row(row, where)
+    if not sourced.verified and not sourced.note.strip():
         raise RecipeError(f"{where}: verified = false needs a note saying what is uncertain")
-    return Sourced(source=_text(row, "source", where), verified=verified, note=note.strip())
+    return sourced

@@ -6,7 +6,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Optional
+from typing import Any, Optional
 
 from packaging.version import Version
 
@@ -41,6 +41,21 @@ class Sourced:
     source: str
     verified: bool
     note: str
+
+    @classmethod
+    def from_row(cls, row: dict[str, Any], where: str) -> Sourced:
+        """A TOML row's `source` (required, never empty), `verified` and `note`."""
+        if "source" not in row:
+            raise RecipeError(f"{where}: missing required field 'source'")
+        source = row["source"]
+        if not isinstance(source, (str, int)) or isinstance(source, bool):
+            raise RecipeError(f"{where}: 'source' must be a string, got {source!r}")
+        if not str(source).strip():
+            raise RecipeError(f"{where}: 'source' is empty; every row cites its primary source")
+        verified = row.get("verified", True)
+        if not isinstance(verified, bool):
+            raise RecipeError(f"{where}: 'verified' must be true or false")
+        return cls(source=str(source).strip(), verified=verified, note=str(row.get("note") or ""))
 
 
 @dataclass(frozen=True)

@@ -160,16 +160,6 @@ def _date(row: dict[str, Any], key: str, where: str) -> Optional[dt.date]:
     raise RecipeError(f"{where}: {key!r} must be a TOML date (YYYY-MM-DD), got {value!r}")
 
 
-def _sourced(row: dict[str, Any], where: str) -> Sourced:
-    source = _str(row, "source", where).strip()
-    if not source:
-        raise RecipeError(f"{where}: 'source' is empty; every row cites its primary source")
-    verified = row.get("verified", True)
-    if not isinstance(verified, bool):
-        raise RecipeError(f"{where}: 'verified' must be true or false")
-    return Sourced(source=source, verified=verified, note=str(row.get("note") or ""))
-
-
 def _load_framework(name: str, fname: str, doc: dict[str, Any]) -> Framework:
     declared = doc.get("framework")
     if declared != name:
@@ -181,7 +171,7 @@ def _load_framework(name: str, fname: str, doc: dict[str, Any]) -> Framework:
             name=key,
             sass=_strs(row, "sass", where),
             ptx=_strs(row, "ptx", where),
-            provenance=_sourced(row, where),
+            provenance=Sourced.from_row(row, where),
             measured=_strs(row, "measured", where),
         )
     releases = [
@@ -219,7 +209,7 @@ def _known_broken(framework: str, row: dict[str, Any], where: str) -> KnownBroke
         unknown_on=_strs(row, "unknown_on", where),
         reason=_str(row, "reason", where).strip(),
         instead=_str(row, "instead", where).strip(),
-        provenance=_sourced(row, where),
+        provenance=Sourced.from_row(row, where),
     )
 
 
@@ -253,7 +243,7 @@ def _release(
         related={k: str(row[k]) for k in _RELATED if row.get(k)},
         builds=builds,
         builds_complete=bool(row.get("builds_complete", True)),
-        provenance=_sourced(row, where),
+        provenance=Sourced.from_row(row, where),
         unlockable=(_opt_str(row, "unlockable", where) or "").strip(),
         cutoff_exempt=_strs(row, "cutoff_exempt", where),
         related_python=_related_python(row, where),
@@ -303,7 +293,7 @@ def _build(row: dict[str, Any], archsets: dict[str, ArchSet], where: str) -> Bui
         conda_libs=_strs(row, "conda_libs", where),
         companions=_strs(row, "companions", where),
         broken_on=_strs(row, "broken_on", where),
-        provenance=_sourced(row, where),
+        provenance=Sourced.from_row(row, where),
         pip_libs_declared=_bool(row, "pip_libs_declared", where, default=True),
         system_libs=(_opt_str(row, "system_libs", where) or "").strip(),
     )
@@ -316,7 +306,7 @@ def _wsl(row: dict[str, Any], where: str) -> WslSupport:
         min_driver_windows=_str(row, "min_driver_windows", where),
         min_compute_capability=_str(row, "min_compute_capability", where),
         unofficial_from=_str(row, "unofficial_from", where),
-        provenance=_sourced(row, where),
+        provenance=Sourced.from_row(row, where),
     )
 
 
@@ -325,7 +315,7 @@ def _cuda_major(row: dict[str, Any], where: str) -> CudaMajor:
         major=int(_req(row, "major", where)),
         min_driver_linux=_str(row, "min_driver_linux", where),
         min_driver_windows=_str(row, "min_driver_windows", where),
-        provenance=_sourced(row, where),
+        provenance=Sourced.from_row(row, where),
         minor_version_compatible=_bool(row, "minor_version_compatible", where, default=True),
     )
 
@@ -337,7 +327,7 @@ def _toolkit(row: dict[str, Any], where: str) -> Toolkit:
         min_driver_windows=_str(row, "min_driver_windows", where),
         sass=_strs(row, "sass", where),
         released=_date(row, "released", where),
-        provenance=_sourced(row, where),
+        provenance=Sourced.from_row(row, where),
     )
 
 
@@ -347,7 +337,7 @@ def _driver_branches(table: Any) -> tuple[int, ...]:
         return ()
     if not isinstance(table, dict):
         raise RecipeError(f"{where}: must be a table with 'branches' and 'source'")
-    _sourced(table, where)
+    Sourced.from_row(table, where)
     names = _strs(table, "branches", where)
     if not all(n.isdigit() for n in names):
         raise RecipeError(f'{where}: branches are driver branch numbers like "580": {names!r}')
@@ -383,7 +373,7 @@ def _generation(row: dict[str, Any], where: str, branches: tuple[int, ...]) -> G
         compute_capabilities=_strs(row, "compute_capabilities", where),
         last_driver_branch=last,
         max_cuda=_opt_str(row, "max_cuda", where),
-        provenance=_sourced(row, where),
+        provenance=Sourced.from_row(row, where),
         min_driver_linux=_driver(row, "min_driver_linux", where),
         min_driver_windows=_driver(row, "min_driver_windows", where),
         max_cuda_by_cc=_str_table(row, "max_cuda_by_cc", where),
@@ -412,7 +402,7 @@ def _framework_driver(row: dict[str, Any], where: str) -> FrameworkDriver:
         os=os_key,
         cuda_major=major,
         min_driver=minimum,
-        provenance=_sourced(row, where),
+        provenance=Sourced.from_row(row, where),
     )
 
 
@@ -425,7 +415,7 @@ def _cudnn(row: dict[str, Any], where: str) -> CudnnRelease:
         cuda_majors=tuple(majors),
         min_compute_capability=_opt_str(row, "min_compute_capability", where),
         pip=_strs(row, "pip", where),
-        provenance=_sourced(row, where),
+        provenance=Sourced.from_row(row, where),
     )
 
 
@@ -438,7 +428,7 @@ def _gpu(row: dict[str, Any], where: str) -> GpuRecord:
         architecture=_str(row, "architecture", where),
         chip=str(row.get("chip") or ""),
         kind=str(row.get("kind") or ""),
-        provenance=_sourced(row, where),
+        provenance=Sourced.from_row(row, where),
         confirmed_by_nvidia=_bool(row, "confirmed_by_nvidia", where, default=True),
     )
 
