@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Optional
 
-from gpuenv.machine import parse_driver_version
 from gpuenv.recipes import Build, Release
 from gpuenv.resolve.rejection import Rejection, rejection
 from gpuenv.resolve.target import Target
+from gpuenv.versions import major_minor, version_key
 
 if TYPE_CHECKING:
     from gpuenv.resolve.gpu_rules import GpuCase
@@ -55,12 +55,12 @@ def jetpack_cuda(case: GpuCase) -> Rejection | Optional[str]:
             row=tegra.soc.provenance,
         )
     row = tegra.jetpacks[0].provenance
-    need, own = parse_driver_version(case.cuda)[:2], parse_driver_version(have)[:2]
-    if need[0] > own[0]:
+    need, own = version_key(major_minor(case.cuda)), version_key(major_minor(have))
+    if need.major > own.major:
         return case.reject(
             "driver",
             f"{tegra.jetpack} provides CUDA {have}; a CUDA {case.cuda} build needs a JetPack"
-            f" with CUDA {need[0]}",
+            f" with CUDA {need.major}",
             row=row,
         )
     if need <= own:

@@ -13,6 +13,7 @@ from gpuenv.recipes.jetson import JetPack, TegraSoc
 
 # Availability stays importable from here (the lock stage and tests name it so).
 from gpuenv.resolve.availability import Availability as Availability
+from gpuenv.versions import version_key
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,7 @@ class TegraTarget:
     @property
     def cuda(self) -> Optional[str]:
         """The CUDA the JetPack provides (the lowest, when the driver names several)."""
-        cudas = sorted({j.cuda for j in self.jetpacks}, key=parse_driver_version)
+        cudas = sorted({j.cuda for j in self.jetpacks}, key=version_key)
         return cudas[0] if cudas else None
 
     @property
