@@ -32,7 +32,7 @@ def code_cache(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Path
     monkeypatch.setenv("GPUENV_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(dataclass_code, "_compiled", {})
     monkeypatch.setattr(dataclass_code, "_added", False)
-    yield tmp_path / "cache" / dataclass_code.KIND / dataclass_code.NAME
+    yield tmp_path / "cache" / dataclass_code.KIND / dataclass_code.entry_name("any")
     dataclass_code.uninstall()
 
 
@@ -146,9 +146,45 @@ def test_the_program_writes_the_cache_once_and_reuses_it(tmp_path: Path, gpuenv_
     args = ("resolve", "torch", "--gpu", "8.6", "--driver", "550.54.14", "--os", "linux")
     first = gpuenv_cli(*args, env=env)
     assert first.returncode == 0, first.stderr
-    path = tmp_path / dataclass_code.KIND / dataclass_code.NAME
+    path = tmp_path / dataclass_code.KIND / dataclass_code.entry_name("resolve")
     assert path.is_file() and (path.stat().st_mode & 0o077) == 0
+    # the command's own file, nothing else: another command reads only the code it uses
+    assert [p.name for p in path.parent.iterdir()] == [path.name]
     written = path.stat().st_mtime_ns, path.stat().st_ino
     second = gpuenv_cli(*args, env=env)
     assert second.stdout == first.stdout and second.returncode == 0
     assert (path.stat().st_mtime_ns, path.stat().st_ino) == written  # nothing new to keep
+
+
+def test_each_command_reads_and_writes_its_own_file(code_cache: Path) -> None:
+    dataclass_code.install("detect")
+    _record_class()
+    dataclass_code.save()
+    dataclass_code.uninstall()
+    dataclass_code._compiled.clear()
+    written = code_cache.parent / dataclass_code.entry_name("detect")
+    assert written.is_file() and not code_cache.exists()
+    dataclass_code.install("resolve")
+    assert not dataclass_code._compiled, "another command's file was read"
+    dataclass_code.uninstall()
+    dataclass_code.install("detect")
+    assert dataclass_code._compiled
+
+
+@pytest.mark.parametrize(
+    ("args", "command"),
+    [
+        (["resolve", "torch"], "resolve"),
+        (["-v", "lock", "jax"], "lock"),
+        (["--quiet", "cache", "clean"], "cache"),
+        (["--help"], None),
+        ([], None),
+        (["../../etc/x", "resolve"], None),  # a file name is never a command, nor a later word
+        (["resolve/../x"], None),
+        (["nosuchcommand"], None),
+    ],
+)
+def test_the_command_of_a_command_line(args: list[str], command: str | None) -> None:
+    from gpuenv.commands.table import command_of
+
+    assert command_of(args) == command

@@ -16,10 +16,12 @@ INTERRUPTED_EXIT = 130  # 128 + SIGINT, what shells report for a command stopped
 def main() -> None:
     try:
         from gpuenv import dataclass_code
+        from gpuenv.commands.table import command_of
         from gpuenv.lock import last_request
 
         last_request.start_early(sys.argv[1:])  # uv first, for a lock: see its docstring
-        dataclass_code.install()  # before the first record class: see its docstring
+        # before the first record class: see its docstring
+        dataclass_code.install(command_of(sys.argv[1:]) or dataclass_code.ANY_COMMAND)
         from gpuenv.cli import main as cli_main
 
         try:
@@ -37,6 +39,7 @@ def main() -> None:
     finally:
         # the work is done and the status chosen: a Ctrl-C while the interpreter exits would
         # only replace that status with a traceback
-        import signal
+        # signal's own core: the module around it builds enums (1 ms); no stubs
+        import _signal  # type: ignore[import-not-found]
 
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        _signal.signal(_signal.SIGINT, _signal.SIG_IGN)

@@ -11,28 +11,44 @@ from __future__ import annotations
 
 import contextlib
 import os
-import pickle
 import sys
-from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from gpuenv.errors import USAGE_EXIT, GpuenvError
 
+try:  # pickle's own loader: the pickle module around it imports much more
+    import _pickle as _unpickle
+except ImportError:  # pragma: no cover - an interpreter without the C accelerator
+    import pickle as _unpickle  # type: ignore[no-redef]
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+# Reading an entry (every command's start: the knowledge base, the dataclass code) works on
+# text paths: pathlib and pickle's module would be 7 ms of `gpuenv resolve`'s 50 ms floor.
+
 CACHE_ENV = "GPUENV_CACHE_DIR"
-PACKAGED = Path(__file__).resolve().parent / "_cache"
+PACKAGED = os.path.join(os.path.dirname(os.path.realpath(__file__)), "_cache")
 
 
 def cache_dir(platform: str = sys.platform) -> Path:
+    from pathlib import Path
+
+    return Path(cache_root(platform))
+
+
+def cache_root(platform: str = sys.platform) -> str:
+    """cache_dir() as text."""
     override = os.environ.get(CACHE_ENV)
     if override:
-        return Path(override)
+        return override
     if platform.startswith("linux"):
         # platformdirs' own rule on Linux, without its import (a few ms on every command)
         xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
-        return Path(xdg or os.path.expanduser("~/.cache")) / "gpuenv"
+        return os.path.join(xdg or os.path.expanduser("~/.cache"), "gpuenv")
     from platformdirs import user_cache_dir
 
-    return Path(user_cache_dir("gpuenv", appauthor=False))
+    return user_cache_dir("gpuenv", appauthor=False)
 
 
 # The parsed knowledge base is about 1 MB; a file far larger is not one gpuenv wrote.
@@ -47,11 +63,10 @@ def read_pickle(kind: str, key: str) -> Optional[Any]:
     link, a FIFO or a device: fs.private_read). Otherwise it is ignored and the caller rebuilds.
     """
     name = f"{key}.pickle"
-    packaged = PACKAGED / kind / name
     try:
         # part of gpuenv's own installed files: whoever can write it can write gpuenv's code
-        with packaged.open("rb") as fh:
-            return pickle.load(fh)
+        with open(os.path.join(PACKAGED, kind, name), "rb") as fh:
+            return _unpickle.load(fh)
     except OSError:
         pass  # absent
     except _STALE_PICKLE:
@@ -60,9 +75,14 @@ def read_pickle(kind: str, key: str) -> Optional[Any]:
     if raw is None:
         return None
     try:
-        return pickle.loads(raw)
+        return _unpickle.loads(raw)
     except _STALE_PICKLE:
         return None
+
+
+def loads_pickle(data: bytes) -> Any:
+    """pickle.loads, without importing the pickle module around it."""
+    return _unpickle.loads(data)
 
 
 def read_entry(kind: str, name: str, limit: int) -> Optional[bytes]:
@@ -72,7 +92,7 @@ def read_entry(kind: str, name: str, limit: int) -> Optional[bytes]:
     (fs.private_read). None otherwise (said under -v), and the caller rebuilds."""
     from gpuenv.fs.private_read import ABSENT, read_private
 
-    raw, why = read_private(cache_dir() / kind, name, limit)
+    raw, why = read_private(os.path.join(cache_root(), kind), name, limit)
     if raw is None and why != ABSENT:
         from gpuenv.output import debug
 
@@ -81,7 +101,7 @@ def read_entry(kind: str, name: str, limit: int) -> Optional[bytes]:
 
 
 _STALE_PICKLE = (
-    pickle.UnpicklingError,
+    _unpickle.UnpicklingError,
     EOFError,
     AttributeError,
     ImportError,
@@ -91,6 +111,8 @@ _STALE_PICKLE = (
 
 
 def write_pickle(kind: str, key: str, value: Any) -> None:
+    import pickle
+
     write_entry(kind, f"{key}.pickle", pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
 
 
@@ -258,6 +280,8 @@ UV_QUERY_TIMEOUT = 60.0
 def uv_cache_dir(uv: str) -> Optional[Path]:
     """uv's cache folder, as uv itself reports it (its settings and UV_CACHE_DIR apply)."""
     folder = _ask_uv([uv, "cache", "dir"])
+    from pathlib import Path
+
     return Path(folder) if folder else None
 
 

@@ -11,27 +11,8 @@ from typing import Any, Optional
 import click
 
 from gpuenv import __version__
+from gpuenv.commands.table import COMMANDS
 from gpuenv.output.wrap import echo
-
-COMMANDS = {
-    "setup": "gpuenv.commands.setup:setup_command",
-    "add": "gpuenv.commands.setup:add_command",
-    "detect": "gpuenv.commands.detect:detect",
-    "resolve": "gpuenv.commands.resolve:resolve_command",
-    "explain": "gpuenv.commands.resolve:explain_command",
-    "lock": "gpuenv.commands.lock:lock_command",
-    "install": "gpuenv.commands.install:install_command",
-    "fetch": "gpuenv.commands.install:fetch_command",
-    "export": "gpuenv.commands.export:export_command",
-    "verify": "gpuenv.commands.verify:verify",
-    "envs": "gpuenv.commands.envs:envs_command",
-    "run": "gpuenv.commands.run:run_command",
-    "activate": "gpuenv.commands.run:activate_command",
-    "cache": "gpuenv.commands.cache:cache_command",
-    "recipes": "gpuenv.commands.recipes:recipes",
-    "doctor": "gpuenv.commands.doctor:doctor_command",
-    "lab": "gpuenv.commands.lab:lab_command",
-}
 
 
 class LazyGroup(click.Group):

@@ -21,13 +21,20 @@ import types
 from typing import Any, Optional
 
 KIND = "code"
-# the marshal format and the compiler's output are one interpreter build's own
-NAME = f"dataclasses-{sys.implementation.cache_tag}-{sys.hexversion:x}.marshal"
-MAX_BYTES = 8 << 20  # ~250 functions are ~150 kB; a far larger file is not one gpuenv wrote
+MAX_BYTES = 8 << 20  # ~250 functions are ~300 kB; a far larger file is not one gpuenv wrote
 MAX_ENTRIES = 4096  # every command's classes and then some: more means texts nobody repeats
+ANY_COMMAND = "any"  # the shard of a command line that names no command (`gpuenv --help`)
 
 _compiled: dict[str, types.CodeType] = {}
 _added = False
+_shard = ANY_COMMAND
+
+
+def entry_name(shard: str) -> str:
+    """The cache file of one command's code. One file per command: a command reads the code of
+    the classes it defines, not every command's (all of them together took 3 ms to load)."""
+    # the marshal format and the compiler's output are one interpreter build's own
+    return f"dataclasses-{sys.implementation.cache_tag}-{sys.hexversion:x}-{shard}.marshal"
 
 
 def _exec(
@@ -48,8 +55,11 @@ def _exec(
     builtins.exec(source, globals, locals)
 
 
-def install() -> None:
-    """Hand `dataclasses` the cached code from now on (classes defined after this call)."""
+def install(shard: str = ANY_COMMAND) -> None:
+    """Hand `dataclasses` the cached code from now on (classes defined after this call), that
+    of the command `shard` (a name of gpuenv.commands.table, never a path)."""
+    global _shard
+    _shard = shard
     _compiled.update(_read())
     dataclasses.exec = _exec  # type: ignore[attr-defined]  # found before the builtin
 
@@ -74,13 +84,13 @@ def save() -> None:
     entries = {**_read(), **_compiled}
     if len(entries) > MAX_ENTRIES:
         entries = dict(_compiled)
-    cache.write_entry(KIND, NAME, marshal.dumps(entries))
+    cache.write_entry(KIND, entry_name(_shard), marshal.dumps(entries))
 
 
 def _read() -> dict[str, types.CodeType]:
     from gpuenv import cache
 
-    raw = cache.read_entry(KIND, NAME, MAX_BYTES)
+    raw = cache.read_entry(KIND, entry_name(_shard), MAX_BYTES)
     try:
         loaded = marshal.loads(raw) if raw is not None else {}
     except (ValueError, EOFError, TypeError):

@@ -182,7 +182,7 @@ def test_the_same_files_in_another_folder_report_that_folder(
 ) -> None:
     # two checkouts with equal knowledge bases share one cached parse; each is its own root
     first, second = _copy(tmp_path, "a"), _copy(tmp_path, "b")
-    assert _load(first).root == first
-    assert _load(second).root == second and parses == [first]  # by content: parsed once
-    assert _load(first).root == first  # found by its stamps: still its own folder
-    assert _load(second).root == second  # by its stamps too, though the parse was first's
+    assert _load(first).root == str(first)
+    assert _load(second).root == str(second) and parses == [first]  # by content: parsed once
+    assert _load(first).root == str(first)  # found by its stamps: still its own folder
+    assert _load(second).root == str(second)  # by its stamps too, though the parse was first's

@@ -3,14 +3,16 @@ line each on stderr, and `"assumed": {"driver": "576.02", ...}` in `--json`."""
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional
 
 from gpuenv.machine import Machine
 from gpuenv.output.wrap import echo
 from gpuenv.recipes import KnowledgeBase
 from gpuenv.resolve.assumptions import Assumed, assumptions
 from gpuenv.resolve.plan import Plan
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def described(

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any, Optional, TypeVar
+from typing import TYPE_CHECKING, Any, Optional, TypeVar
 
 import click
 
 from gpuenv.machine import MachineError
 from gpuenv.machine.describe import OS_CHOICES, PYTHON_VERSION, os_family
 from gpuenv.output.wrap import echo
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -25,12 +27,24 @@ def check_python_option(
     return value
 
 
+def _machine_path(
+    ctx: click.Context, param: click.Parameter, value: Optional[str]
+) -> Optional[Path]:
+    """--machine as a Path; pathlib is imported only when one is given (resolve's start-up)."""
+    if value is None:
+        return None
+    from pathlib import Path
+
+    return Path(value)
+
+
 def machine_options(func: F) -> F:
     options = [
         click.option(
             "--machine",
             "machine_file",
-            type=click.Path(path_type=Path),
+            type=click.Path(),
+            callback=_machine_path,
             help="A Machine JSON file (`gpuenv detect --json > m.json`).",
         ),
         click.option(

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import click
 
@@ -16,6 +15,9 @@ from gpuenv.output.wrap import echo
 from gpuenv.recipes import load_knowledge_base
 from gpuenv.resolve import DEFAULT_REQUIREMENTS, Plan, resolve
 from gpuenv.resolve.report import render
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def _plan(

@@ -17,8 +17,12 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional, Union
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    Folder = Union[str, Path]
 
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
@@ -41,10 +45,10 @@ def why_not_private(info: os.stat_result, windows: bool = sys.platform == "win32
     return None
 
 
-def read_private(folder: Path, name: str, limit: int) -> tuple[Optional[bytes], str]:
+def read_private(folder: Folder, name: str, limit: int) -> tuple[Optional[bytes], str]:
     """The bytes of `folder/name` when the rules above hold, else None; with the reason (for a
     -v line; ABSENT when there is no such file or folder) either way."""
-    path = folder / name
+    path = os.path.join(folder, name)
     use_dir_fd = os.open in os.supports_dir_fd and _DIRECTORY != 0
     dir_fd: Optional[int] = None
     try:
@@ -93,7 +97,7 @@ def read_private(folder: Path, name: str, limit: int) -> tuple[Optional[bytes], 
     return data, "ok"
 
 
-def folder_reason(folder: Path) -> Optional[str]:
+def folder_reason(folder: Folder) -> Optional[str]:
     """Why a folder may have been written by someone else (a link, not a folder, another
     owner, writable by others), or None."""
     info = os.lstat(folder)

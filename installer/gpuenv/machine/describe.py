@@ -8,8 +8,7 @@ gpuenv happens to run on, except the CPU architecture default.
 from __future__ import annotations
 
 import platform as _platform
-from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from gpuenv.machine import (
     Driver,
@@ -32,6 +31,9 @@ from gpuenv.recipes.gpu_lookup import (
     lookup_gpu,
 )
 from gpuenv.versions import version_key
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 OS_CHOICES = ("linux", "windows", "wsl", "macos")
 # What people write for each family (`--os win10`): gpuenv plans by family, so a release or a

@@ -9,9 +9,10 @@ knowledge base's pickle, and unpickled on first use.
 
 from __future__ import annotations
 
-import pickle
 from collections.abc import Iterator, Mapping
 from typing import Any, Generic, TypeVar
+
+from gpuenv.cache import loads_pickle
 
 V = TypeVar("V")
 
@@ -26,10 +27,12 @@ class Pickled:
 
     @classmethod
     def of(cls, value: object) -> Pickled:
+        import pickle  # only where the knowledge base is parsed
+
         return cls(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
 
     def load(self) -> Any:
-        return pickle.loads(self.data)
+        return loads_pickle(self.data)
 
     def __reduce__(self) -> tuple[type[Pickled], tuple[bytes]]:
         return (Pickled, (self.data,))

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Optional
 
 from gpuenv.machine import cc_tuple
@@ -37,7 +36,7 @@ _GPU_TABLES = ("gpus", "names")
 class KnowledgeBase:
     """The whole knowledge base (`recipes/`), loaded, with its GPU look-up tables."""
 
-    root: Path
+    root: str  # its folder (text: pathlib stays off resolve's start-up)
     frameworks: Mapping[str, Framework]  # a DeferredMapping once unpickled
     cuda_majors: dict[int, CudaMajor]
     toolkits: dict[str, Toolkit]

@@ -10,13 +10,15 @@ from __future__ import annotations
 import dataclasses
 import os
 from functools import lru_cache
-from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional, Union
 
 from gpuenv import cache
 from gpuenv.recipes import gpu_names, kb, model
 from gpuenv.recipes.kb import KnowledgeBase
 from gpuenv.recipes.model import RecipeError
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 RECIPES_ENV = "GPUENV_RECIPES"
 
@@ -43,38 +45,50 @@ _RECORD_SHAPE = _record_shape()
 
 def recipes_dir() -> Path:
     """Where the knowledge base lives: $GPUENV_RECIPES, the installed copy, or the checkout."""
+    from pathlib import Path
+
+    return Path(recipes_root())
+
+
+def recipes_root() -> str:
+    """recipes_dir() as text (pathlib stays off resolve's start-up)."""
     override = os.environ.get(RECIPES_ENV)
     if override:
-        return Path(override)
-    here = Path(__file__).resolve().parent.parent  # the gpuenv package folder
-    packaged = here / "_recipes"
-    if packaged.is_dir():
+        return override
+    here = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # the gpuenv package
+    packaged = os.path.join(here, "_recipes")
+    if os.path.isdir(packaged):
         return packaged
-    return here.parent.parent / "recipes"
+    return os.path.join(os.path.dirname(os.path.dirname(here)), "recipes")
 
 
 @lru_cache(maxsize=4)
-def load_knowledge_base(root: Optional[Path] = None) -> KnowledgeBase:
+def load_knowledge_base(root: Optional[Union[str, Path]] = None) -> KnowledgeBase:
     """The knowledge base, parsed once per content: TOML parsing is most of resolve's time, so
     the parsed form is cached (keyed by a hash of every file) in gpuenv's cache folder, and
     found again by the files' stamps (names, sizes, times) while they stay unchanged."""
-    root = Path(root) if root is not None else recipes_dir()
-    if not root.is_dir():
-        raise RecipeError(f"knowledge base not found at {root} (set {RECIPES_ENV} to its folder)")
-    paths = sorted(root.glob("*.toml"))
+    folder = os.fspath(root) if root is not None else recipes_root()
+    if not os.path.isdir(folder):
+        raise RecipeError(f"knowledge base not found at {folder} (set {RECIPES_ENV} to its folder)")
+    # what Path.glob("*.toml") lists: no hidden files
+    paths = sorted(
+        os.path.join(folder, name)
+        for name in os.listdir(folder)
+        if name.endswith(".toml") and not name.startswith(".")
+    )
     # Stamped before the files are read, so a file changed while they are read has a new stamp
     # next time (to the file system's time resolution, as for Python's own bytecode cache).
     stamp = _stamp(paths)
     known = _known_stamps()
-    remembered = known.get(str(root))
+    remembered = known.get(folder)
     if isinstance(remembered, tuple) and len(remembered) == 2 and remembered[0] == stamp:
         cached = cache.read_pickle("recipes", remembered[1])
         if isinstance(cached, KnowledgeBase) and remembered[1] == _cache_key(cached.digest):
-            cached.root = root  # the same content may have been cached from another folder
+            cached.root = folder  # the same content may have been cached from another folder
             return cached
-    kb = _load_by_content(root, paths)
-    known.pop(str(root), None)  # re-inserted last: the most recently read folders are kept
-    known[str(root)] = (stamp, _cache_key(kb.digest))
+    kb = _load_by_content(folder, paths)
+    known.pop(folder, None)  # re-inserted last: the most recently read folders are kept
+    known[folder] = (stamp, _cache_key(kb.digest))
     cache.write_pickle("recipes", _STAMPS, dict(list(known.items())[-_STAMPED_ROOTS:]))
     return kb
 
@@ -88,13 +102,15 @@ _STAMPED_ROOTS = 8  # an installed copy, a checkout, a test's folder or two
 _Stamp = tuple[tuple[str, int, int, int, int], ...]
 
 
-def _stamp(paths: list[Path]) -> _Stamp:
+def _stamp(paths: list[str]) -> _Stamp:
     # ctime too: no tool can set it, so an edit that restores the old mtime still shows (on
     # POSIX; Windows reports the creation time there). The inode tells a reinstalled file.
     stamps = []
     for path in paths:
-        st = path.stat()
-        stamps.append((path.name, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
+        st = os.stat(path)
+        stamps.append(
+            (os.path.basename(path), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
+        )
     return tuple(stamps)
 
 
@@ -121,22 +137,23 @@ def _read_toml(path: Path) -> bytes:
         raise RecipeError(str(exc)) from None
 
 
-def _load_by_content(root: Path, paths: list[Path]) -> KnowledgeBase:
+def _load_by_content(folder: str, paths: list[str]) -> KnowledgeBase:
     """The knowledge base cached under the hash of the files' bytes (the wheel ships one), or
     parsed from them and cached."""
     import hashlib  # only when the files changed since the last run (see _stamp)
+    from pathlib import Path
 
-    raws = {path.name: _read_toml(path) for path in paths}
+    raws = {os.path.basename(path): _read_toml(Path(path)) for path in paths}
     digest = hashlib.sha256()
     for name, raw in raws.items():
         digest.update(name.encode() + b"\0" + raw)
     key = digest.hexdigest()
     cached = cache.read_pickle("recipes", _cache_key(key))
     if isinstance(cached, KnowledgeBase) and cached.digest == key:
-        cached.root = root  # cached from another folder with the same files
+        cached.root = folder  # cached from another folder with the same files
         return cached
     from gpuenv.recipes.parse import parse_knowledge_base
 
-    kb = parse_knowledge_base(root, raws, key)
+    kb = parse_knowledge_base(Path(folder), raws, key)
     cache.write_pickle("recipes", _cache_key(key), kb)
     return kb

@@ -15,6 +15,7 @@ from gpuenv.versions import in_specifier
 
 
 @lru_cache(maxsize=4096)  # the resolver asks for the same NVIDIA package names many times
+@lru_cache(maxsize=4096)  # the resolver canonicalises the same few hundred names many times
 def canonical_name(name: str) -> str:
     """A project name as PEP 503 compares it (packaging's canonicalize_name, without importing
     packaging.utils, which brings packaging.tags and subprocess onto resolve's path)."""

@@ -78,7 +78,7 @@ def parse_knowledge_base(root: Path, raws: dict[str, bytes], digest: str) -> Kno
         for i, r in enumerate(cuda.get("generation", []))
     )
     return KnowledgeBase(
-        root=root,
+        root=str(root),
         frameworks=frameworks,
         cuda_majors={
             m.major: m

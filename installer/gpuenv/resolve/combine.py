@@ -11,6 +11,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Optional
 
 from packaging.version import InvalidVersion, Version
@@ -87,7 +88,8 @@ def _unknown_pins_conflict(
     return None
 
 
-def _named(texts: Sequence[str]) -> list[tuple[str, str]]:
+@lru_cache(maxsize=512)  # the search weighs each candidate's wheels against many others
+def _named(texts: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     """(project name, requirement text) of each requirement that parses."""
     out = []
     for text in texts:
@@ -95,10 +97,10 @@ def _named(texts: Sequence[str]) -> list[tuple[str, str]]:
             out.append((parse_pin(text).name, text))
         except RequirementError:
             continue
-    return out
+    return tuple(out)
 
 
-def _names(texts: Sequence[str]) -> set[str]:
+def _names(texts: tuple[str, ...]) -> set[str]:
     return {name for name, _ in _named(texts)}
 
 

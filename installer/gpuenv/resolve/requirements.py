@@ -11,6 +11,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
 from gpuenv.errors import USAGE_EXIT, GpuenvError
 from gpuenv.recipes.model import canonical_name as canonical_name
+from gpuenv.versions import parsed_version
 
 # What people type -> (framework, extra project installed beside it)
 _ALIASES: dict[str, tuple[str, str | None]] = {
@@ -157,10 +158,13 @@ def is_framework_name(text: str) -> bool:
 # parsing the version string is most of the answer's cost.
 @lru_cache(maxsize=4096)
 def _allows(specifier: SpecifierSet, version: str) -> bool:
-    return specifier.contains(version, prereleases=False) or (
+    parsed = parsed_version(version)
+    if parsed is None:
+        return False
+    return specifier.contains(parsed, prereleases=False) or (
         # an explicit pin of a pre-release still counts
         bool(specifier)
-        and specifier.contains(version, prereleases=True)
+        and specifier.contains(parsed, prereleases=True)
         and any(s.operator in ("==", "===") for s in specifier)
     )
 

@@ -1,0 +1,34 @@
+"""The commands of the `gpuenv` program and the module of each, imported only when it runs.
+
+Its own module, importing nothing: the program's first frame (`_entry`) reads it before click.
+"""
+
+from __future__ import annotations
+
+COMMANDS = {
+    "setup": "gpuenv.commands.setup:setup_command",
+    "add": "gpuenv.commands.setup:add_command",
+    "detect": "gpuenv.commands.detect:detect",
+    "resolve": "gpuenv.commands.resolve:resolve_command",
+    "explain": "gpuenv.commands.resolve:explain_command",
+    "lock": "gpuenv.commands.lock:lock_command",
+    "install": "gpuenv.commands.install:install_command",
+    "fetch": "gpuenv.commands.install:fetch_command",
+    "export": "gpuenv.commands.export:export_command",
+    "verify": "gpuenv.commands.verify:verify",
+    "envs": "gpuenv.commands.envs:envs_command",
+    "run": "gpuenv.commands.run:run_command",
+    "activate": "gpuenv.commands.run:activate_command",
+    "cache": "gpuenv.commands.cache:cache_command",
+    "recipes": "gpuenv.commands.recipes:recipes",
+    "doctor": "gpuenv.commands.doctor:doctor_command",
+    "lab": "gpuenv.commands.lab:lab_command",
+}
+
+
+def command_of(args: list[str]) -> str | None:
+    """The command a command line runs (`gpuenv -v resolve ...` -> "resolve"), or None."""
+    for arg in args:
+        if not arg.startswith("-"):
+            return arg if arg in COMMANDS else None
+    return None
