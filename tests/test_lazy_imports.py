@@ -52,6 +52,47 @@ def test_resolve_from_the_cached_knowledge_base_imports_no_parser_nor_process_to
     assert _modules_after(resolve, heavy, env) == []
     # nor what other commands need: the network, lockfiles, environments, probes
     assert _modules_after(resolve, OTHER_COMMANDS, env) == []
+    # nor pathlib (with urllib.parse and ipaddress, 5 ms) or pickle's module: the cache and
+    # the knowledge base are read through text paths and pickle's own loader
+    assert _modules_after(resolve, ("pathlib", "pickle", "signal"), env) == []
+
+
+def test_the_early_uv_of_a_lock_starts_before_the_heavy_imports(tmp_path: Path) -> None:
+    """`gpuenv lock` starts uv on last time's request first thing (lock.last_request): what
+    is imported by then delays uv, so it is os, json and subprocess, nothing more."""
+    cache = tmp_path / "cache"
+    env = {**os.environ, "GPUENV_CACHE_DIR": str(cache), "GPUENV_HOME": str(tmp_path / "home")}
+    script = tmp_path / "uv.sh"
+    script.write_text("#!/bin/sh\nexit 0\n")
+    script.chmod(0o755)
+    argv = ["lock", "jax", "--no-gpu"]
+    request = {
+        "uv": str(script),
+        "project": "[project]\n",
+        "constraints": "",
+        "options": [],
+        "index_args": [],
+        "cutoff": [],
+        "exclude_newer": None,
+        "requirements": ["jax==0.10.2"],
+        "routed": [],
+        "sources": "the default index",
+    }
+    code = (
+        "import json, os\n"
+        "from gpuenv import cache\n"
+        "from gpuenv.lock import last_request as lr\n"
+        f"cache.write_entry(lr.KIND, lr.command_key({argv!r}) + '.json',"
+        f" json.dumps({request!r}).encode())\n"
+        "import sys\n"
+        "gone = [m for m in ('pathlib', 'tempfile', 'shutil', 'dataclasses', 'hashlib') if m in sys.modules]\n"
+        "for m in gone: del sys.modules[m]\n"  # write_entry's own imports: not the early path's
+        f"lr.start_early({argv!r})\n"
+        "assert lr._early is not None and lr._early[1] is not None, 'uv was not started'\n"
+        "lr._early[1][1].wait()\n"
+    )
+    heavy = ("pathlib", "tempfile", "shutil", "dataclasses", "hashlib", "gpuenv.lock.pypi")
+    assert _modules_after(code, heavy, env) == []
 
 
 # What `resolve` never needs: each is a library or a part of gpuenv that other commands use.

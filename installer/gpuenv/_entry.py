@@ -15,11 +15,12 @@ INTERRUPTED_EXIT = 130  # 128 + SIGINT, what shells report for a command stopped
 
 def main() -> None:
     try:
-        from gpuenv import dataclass_code
-        from gpuenv.commands.table import command_of
         from gpuenv.lock import last_request
 
         last_request.start_early(sys.argv[1:])  # uv first, for a lock: see its docstring
+        from gpuenv import dataclass_code
+        from gpuenv.commands.table import command_of
+
         # before the first record class: see its docstring
         dataclass_code.install(command_of(sys.argv[1:]) or dataclass_code.ANY_COMMAND)
         from gpuenv.cli import main as cli_main

@@ -43,9 +43,9 @@ def cache_root(platform: str = sys.platform) -> str:
     if override:
         return override
     if platform.startswith("linux"):
-        # platformdirs' own rule on Linux, without its import (a few ms on every command)
-        xdg = os.environ.get("XDG_CACHE_HOME", "").strip()
-        return os.path.join(xdg or os.path.expanduser("~/.cache"), "gpuenv")
+        from gpuenv.fs.xdg import xdg_folder
+
+        return xdg_folder("XDG_CACHE_HOME", "~/.cache")
     from platformdirs import user_cache_dir
 
     return user_cache_dir("gpuenv", appauthor=False)

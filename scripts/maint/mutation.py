@@ -73,6 +73,7 @@ AREAS: dict[str, Area] = {
             "disk_errors",
             "file_hash",
             "type_names",
+            "xdg",
         ),
         (
             "tests/fs/hostile/test_safe_paths_edges.py",
@@ -110,7 +111,15 @@ AREAS: dict[str, Area] = {
         ),
     ),
     "lock-probe": Area(
-        _in("lock", "availability", "fallback", "probe_cache", "staleness", "last_request"),
+        _in(
+            "lock",
+            "availability",
+            "fallback",
+            "probe_cache",
+            "staleness",
+            "last_request",
+            "uv_start",
+        ),
         (
             "tests/lock/test_last_request.py",
             "tests/lock/hostile/test_last_request_files.py",

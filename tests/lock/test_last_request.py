@@ -85,3 +85,22 @@ def test_a_wrong_guess_is_stopped_and_the_lock_is_the_one_made_without_it(
     without = lock(tmp_path, b)
     assert uv_runs(without) == 1
     assert body(tmp_path / "env.lock.yml") == with_guess
+
+
+def test_a_command_line_and_its_folder_make_its_key(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One request per command line and folder: a key is stable, and changes with either."""
+    monkeypatch.chdir(tmp_path)
+    key = last_request.command_key(["lock", "jax"])
+    assert key == last_request.command_key(["lock", "jax"])
+    assert key.isalnum() and len(key) <= 32  # a file name in the cache, never a path
+    others = {
+        last_request.command_key(["lock", "jax", "--no-gpu"]),
+        last_request.command_key(["lock", "jaxx"]),
+        last_request.command_key(["lock", "ja", "x"]),  # the same letters, split otherwise
+    }
+    (tmp_path / "sub").mkdir()
+    monkeypatch.chdir(tmp_path / "sub")
+    others.add(last_request.command_key(["lock", "jax"]))
+    assert key not in others and len(others) == 4

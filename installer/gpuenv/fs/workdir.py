@@ -13,13 +13,17 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
-import tempfile
+import sys
 from collections.abc import Iterator
-from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from gpuenv.errors import USAGE_EXIT, GpuenvError
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+# Making a work folder needs only os (text paths): `gpuenv lock` makes one for the uv it starts
+# first thing, before pathlib, tempfile or shutil are imported (lock.last_request).
 
 HOME_ENV = "GPUENV_HOME"
 WORK = "work"
@@ -33,14 +37,25 @@ class WorkdirError(GpuenvError):
 
 def gpuenv_home() -> Path:
     """GPUENV_HOME, or the user's data folder for gpuenv: the store and the work folders."""
+    from pathlib import Path
+
+    return Path(gpuenv_home_text())
+
+
+def gpuenv_home_text(platform: str = sys.platform) -> str:
+    """gpuenv_home() as text."""
     override = os.environ.get(HOME_ENV)
     if override:
         # absolute at once: a relative GPUENV_HOME would make links and records that point
         # somewhere else from every other folder
-        return Path(os.path.abspath(os.path.expanduser(override)))
+        return os.path.abspath(os.path.expanduser(override))
+    if platform.startswith("linux"):
+        from gpuenv.fs.xdg import xdg_folder
+
+        return xdg_folder("XDG_DATA_HOME", "~/.local/share")
     from platformdirs import user_data_dir
 
-    return Path(user_data_dir("gpuenv", appauthor=False))
+    return user_data_dir("gpuenv", appauthor=False)
 
 
 def work_root() -> Path:
@@ -50,11 +65,18 @@ def work_root() -> Path:
 def checked_work_root() -> Path:
     """The work root, made for this user alone if absent; refused if anyone else could plant
     files in it."""
-    root = work_root()
+    from pathlib import Path
+
+    return Path(checked_work_root_text())
+
+
+def checked_work_root_text() -> str:
+    """checked_work_root() as text."""
+    root = os.path.join(gpuenv_home_text(), WORK)
     try:
-        root.parent.mkdir(parents=True, exist_ok=True)
+        os.makedirs(os.path.dirname(root), exist_ok=True)
         with contextlib.suppress(FileExistsError):
-            root.mkdir(mode=0o700)
+            os.mkdir(root, 0o700)
         from gpuenv.fs.private_read import folder_reason
 
         reason = folder_reason(root)
@@ -70,15 +92,36 @@ def checked_work_root() -> Path:
     return root
 
 
+def make_workdir(kind: str) -> str:
+    """A fresh folder only this user can use, `<kind>-<pid>-<random>` in the checked work root
+    (stale_workdirs reads the pid); the caller removes it (remove_workdir)."""
+    root = checked_work_root_text()
+    for _ in range(100):
+        path = os.path.join(root, f"{kind}-{os.getpid()}-{os.urandom(5).hex()}")
+        try:
+            os.mkdir(path, 0o700)  # fails on anything already there, a planted link included
+        except FileExistsError:
+            continue
+        return path
+    raise WorkdirError(f"cannot make a work folder in {root}: every name tried was taken")
+
+
+def remove_workdir(path: str) -> None:
+    import shutil
+
+    shutil.rmtree(path, ignore_errors=True)
+
+
 @contextlib.contextmanager
 def private_workdir(kind: str) -> Iterator[Path]:
     """A fresh folder only this user can use, removed afterwards (whatever happens inside)."""
-    root = checked_work_root()
-    path = Path(tempfile.mkdtemp(prefix=f"{kind}-{os.getpid()}-", dir=root))
+    from pathlib import Path
+
+    path = make_workdir(kind)
     try:
-        yield path
+        yield Path(path)
     finally:
-        shutil.rmtree(path, ignore_errors=True)
+        remove_workdir(path)
 
 
 @contextlib.contextmanager
@@ -105,7 +148,7 @@ def stale_workdirs(root: Optional[Path] = None) -> list[Path]:
         if len(parts) < 3 or not parts[1].isdigit() or not entry.is_dir(follow_symlinks=False):
             continue
         if not _alive(int(parts[1])):
-            out.append(Path(entry.path))
+            out.append(root / entry.name)
     return sorted(out)
 
 

@@ -23,6 +23,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Optional
 
 if TYPE_CHECKING:  # every command starts here (_entry): only a lock imports more
+    import subprocess
+
     from gpuenv.lock.pypi import PipCompile, PipRequest
 
 KIND = "lock-requests"
@@ -32,17 +34,21 @@ MAX_BYTES = 1 << 20  # a request is a few kB: the requirements, constraints and 
 # the group's own options, which may come before the command's name
 _GLOBAL_FLAGS = frozenset({"-v", "--verbose", "-q", "--quiet"})
 
-# what the program started for its lock, until the lock command claims it
-_early: Optional[tuple[str, Optional[PipCompile]]] = None
+# What the program started for its lock, until the lock command claims it: the request as read
+# (checked by _valid), and uv running on it in its work folder. Only json, os and subprocess
+# are imported to start it (lock.uv_start): the request becomes a PipRequest when claimed.
+_Early = tuple[dict[str, Any], "subprocess.Popen[str]", str]
+_early: Optional[tuple[str, Optional[_Early]]] = None
 
 
 def command_key(argv: Sequence[str]) -> str:
-    """One command line: its arguments, and the folder its relative paths start from."""
-    import hashlib
-    import json
+    """One command line: its arguments, and the folder its relative paths start from. A
+    checksum, not a cryptographic hash (hashlib would load OpenSSL before uv starts): two
+    command lines that shared a key would only share a guess, and a wrong guess is stopped."""
+    import zlib
 
-    text = json.dumps([list(argv), os.getcwd()])
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
+    text = "\0".join([*argv, os.getcwd()]).encode("utf-8", "surrogateescape")
+    return f"{zlib.crc32(text):08x}{zlib.adler32(text):08x}{len(text):x}"
 
 
 def start_early(argv: Sequence[str]) -> None:
@@ -63,7 +69,16 @@ def claim() -> tuple[Optional[str], Optional[PipCompile]]:
     where the program did not start one: another command, or the CLI called in-process)."""
     global _early
     early, _early = _early, None
-    return early if early is not None else (None, None)
+    if early is None:
+        return None, None
+    key, started = early
+    if started is None:
+        return key, None
+    from gpuenv.lock.pypi import PipCompile
+
+    data, process, work = started
+    request = _request(data)
+    return key, PipCompile(request, plan=None, started=(process, work))
 
 
 def cancel_unclaimed() -> None:
@@ -73,18 +88,26 @@ def cancel_unclaimed() -> None:
         guessed.cancel()
 
 
-def start(key: str) -> Optional[PipCompile]:
+def start(key: str) -> Optional[_Early]:
     """uv started on this command line's last request; None when there is none (or uv could
     not start: the lock starts it again in its usual order and says why)."""
-    request = _read(key)
-    if request is None:
+    data = _read(key)
+    if data is None:
         return None
-    from gpuenv.lock.pypi import PipCompile
+    from gpuenv.lock import uv_start
 
     try:
-        return PipCompile(request, plan=None)
+        process, work = uv_start.start(
+            data["uv"],
+            data["project"],
+            data["constraints"],
+            data["options"],
+            data["index_args"],
+            data["cutoff"],
+        )
     except Exception:
         return None
+    return data, process, work
 
 
 def remember(key: str, early: Optional[PipCompile], guessed: Optional[PipCompile]) -> None:
@@ -118,54 +141,57 @@ def _to_json(request: PipRequest) -> dict[str, Any]:
     }
 
 
-def _strings(value: object) -> Optional[tuple[str, ...]]:
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return tuple(value)
-    return None
+def _strings(value: object) -> bool:
+    return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _valid(data: object) -> bool:
+    """Whether the data is exactly what _to_json writes (checked before anything is started)."""
+    if not isinstance(data, dict):
+        return False
+    routed = data.get("routed")
+    exclude_newer = data.get("exclude_newer")
+    return (
+        all(isinstance(data.get(k), str) for k in ("uv", "project", "constraints", "sources"))
+        and all(_strings(data.get(k)) for k in ("options", "index_args", "cutoff", "requirements"))
+        and isinstance(routed, list)
+        and all(_strings(p) and len(p) == 2 for p in routed)
+        and (exclude_newer is None or isinstance(exclude_newer, str))
+        and bool(data["uv"])  # no uv: an empty request is never started
+    )
+
+
+def _request(data: dict[str, Any]) -> PipRequest:
+    """The request of data that is _valid."""
+    from gpuenv.lock.pypi import PipRequest
+
+    return PipRequest(
+        uv=data["uv"],
+        project=data["project"],
+        constraints=data["constraints"],
+        options=tuple(data["options"]),
+        index_args=tuple(data["index_args"]),
+        cutoff=tuple(data["cutoff"]),
+        exclude_newer=data["exclude_newer"],
+        requirements=tuple(data["requirements"]),
+        routed=tuple((p[0], p[1]) for p in data["routed"]),
+        sources=data["sources"],
+    )
 
 
 def _from_json(data: object) -> Optional[PipRequest]:
     """The request, or None for anything that is not exactly what _to_json writes."""
-    if not isinstance(data, dict):
-        return None
-    texts = [data.get(k) for k in ("uv", "project", "constraints", "sources")]
-    lists = [_strings(data.get(k)) for k in ("options", "index_args", "cutoff", "requirements")]
-    routed = data.get("routed")
-    pairs = [_strings(p) for p in routed] if isinstance(routed, list) else [None]
-    exclude_newer = data.get("exclude_newer")
-    if (
-        not all(isinstance(t, str) for t in texts)
-        or any(v is None for v in lists)
-        or any(p is None or len(p) != 2 for p in pairs)
-        or not (exclude_newer is None or isinstance(exclude_newer, str))
-        or not texts[0]  # no uv: an empty request is never started
-    ):
-        return None
-    from gpuenv.lock.pypi import PipRequest
-
-    uv, project, constraints, sources = (str(t) for t in texts)
-    options, index_args, cutoff, requirements = (v or () for v in lists)
-    return PipRequest(
-        uv=uv,
-        project=project,
-        constraints=constraints,
-        options=options,
-        index_args=index_args,
-        cutoff=cutoff,
-        exclude_newer=exclude_newer,
-        requirements=requirements,
-        routed=tuple((p[0], p[1]) for p in pairs if p is not None),
-        sources=sources,
-    )
+    return _request(data) if _valid(data) and isinstance(data, dict) else None
 
 
-def _read(key: str) -> Optional[PipRequest]:
+def _read(key: str) -> Optional[dict[str, Any]]:
     import json
 
     from gpuenv import cache
 
     raw = cache.read_entry(KIND, f"{key}.json", MAX_BYTES)
     try:
-        return _from_json(json.loads(raw)) if raw is not None else None
+        data = json.loads(raw) if raw is not None else None
     except ValueError:
         return None
+    return data if _valid(data) else None

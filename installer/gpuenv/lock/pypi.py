@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 from urllib.parse import unquote, urlsplit
 
+from gpuenv.lock import uv_start
 from gpuenv.lock.errors import LockError, SourceUnreachableError, UnsatisfiableError
 
 if TYPE_CHECKING:  # light to import: `gpuenv lock` starts a PipCompile first (last_request)
@@ -126,7 +127,14 @@ class PipCompile:
     `cancel()` (or leaving the `with` block without a result) stops it and removes its files.
     """
 
-    def __init__(self, request: PipRequest, plan: Optional[Plan]) -> None:
+    def __init__(
+        self,
+        request: PipRequest,
+        plan: Optional[Plan],
+        started: Optional[tuple[subprocess.Popen[str], str]] = None,
+    ) -> None:
+        """`started`: uv already running on `request` in its work folder (uv_start.start; the
+        `gpuenv` program's early run, lock.last_request), instead of starting it here."""
         self.request = request
         # for messages: its platform and Python are in the request. None: started on the
         # request of an earlier run (lock.last_request) until a plan that makes it adopts it
@@ -136,47 +144,37 @@ class PipCompile:
         self._process: Optional[subprocess.Popen[str]] = None
         if request.empty:
             return
-        try:
-            from gpuenv.fs.workdir import private_workdir
+        fresh = started is None
+        if started is None:
+            r = request
+            started = uv_start.start(
+                r.uv, r.project, r.constraints, r.options, r.index_args, r.cutoff
+            )
+        self._took(*started)
+        if fresh:  # the early run's command is shown when a lock adopts it
+            from gpuenv.output import log_command
 
-            work = self._work = self._cleanup.enter_context(private_workdir("lock"))
-            (work / "pyproject.toml").write_text(request.project, encoding="utf-8")
-            (work / "constraints.txt").write_text(request.constraints, encoding="utf-8")
-            self._process = self._start(with_cutoff=True)
-        except BaseException:
-            self.cancel()
-            raise
+            log_command(self._command(with_cutoff=True))
+
+    def _took(self, process: subprocess.Popen[str], work: str) -> None:
+        from gpuenv.fs.workdir import remove_workdir
+
+        self._cleanup.callback(remove_workdir, work)
+        self._work, self._process = Path(work), process
 
     def _command(self, with_cutoff: bool) -> list[str]:
         assert self._work is not None
-        work, r = self._work, self.request
-        return [
-            r.uv,
-            "pip",
-            "compile",
-            str(work / "pyproject.toml"),
-            "--output-file",
-            str(work / "pylock.toml"),
-            *r.options,
-            "--constraint",
-            str(work / "constraints.txt"),
-            *r.index_args,
-            *(r.cutoff if with_cutoff else ()),
-        ]
+        r = self.request
+        cutoff = r.cutoff if with_cutoff else ()
+        return uv_start.compile_command(r.uv, str(self._work), r.options, r.index_args, cutoff)
 
     def _start(self, with_cutoff: bool) -> subprocess.Popen[str]:
         from gpuenv.output import log_command
 
+        assert self._work is not None
         cmd = self._command(with_cutoff)
         log_command(cmd)
-        return subprocess.Popen(
-            cmd,
-            cwd=self._work,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            text=True,
-        )
+        return uv_start.run_in(str(self._work), cmd)
 
     def _wait(self) -> tuple[int, str]:
         assert self._process is not None
@@ -212,7 +210,7 @@ class PipCompile:
                 returncode, stderr = self._wait()
             if returncode != 0:
                 raise _uv_error(stderr, list(r.requirements), self._plan)
-            text = (self._work / "pylock.toml").read_text(encoding="utf-8")
+            text = (self._work / uv_start.OUTPUT).read_text(encoding="utf-8")
             data = toml.loads(text)
             return PipLock(_artifacts(data, dict(r.routed)), notes, cutoff, data)
         finally:

@@ -1,0 +1,71 @@
+"""Starting `uv pip compile` in a fresh private work folder, with only os and subprocess
+imported: the `gpuenv` program starts uv on a command line's last request before anything else
+is loaded (lock.last_request), and PipCompile starts it the same way when it locks."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Sequence
+
+PROJECT = "pyproject.toml"
+CONSTRAINTS = "constraints.txt"
+OUTPUT = "pylock.toml"
+
+
+def compile_command(
+    uv: str,
+    work: str,
+    options: Sequence[str],
+    index_args: Sequence[str],
+    cutoff: Sequence[str],
+) -> list[str]:
+    """The uv command line of one request, run in `work` (which holds its project and
+    constraints)."""
+    return [
+        uv,
+        "pip",
+        "compile",
+        os.path.join(work, PROJECT),
+        "--output-file",
+        os.path.join(work, OUTPUT),
+        *options,
+        "--constraint",
+        os.path.join(work, CONSTRAINTS),
+        *index_args,
+        *cutoff,
+    ]
+
+
+def run_in(work: str, cmd: list[str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        cmd,
+        cwd=work,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+
+
+def start(
+    uv: str,
+    project: str,
+    constraints: str,
+    options: Sequence[str],
+    index_args: Sequence[str],
+    cutoff: Sequence[str],
+) -> tuple[subprocess.Popen[str], str]:
+    """uv running on the request in a new work folder (fs.workdir), and that folder: the caller
+    removes it (fs.workdir.remove_workdir) once uv is done or stopped."""
+    from gpuenv.fs.workdir import make_workdir, remove_workdir
+
+    work = make_workdir("lock")
+    try:
+        for name, text in ((PROJECT, project), (CONSTRAINTS, constraints)):
+            with open(os.path.join(work, name), "w", encoding="utf-8") as fh:
+                fh.write(text)
+        return run_in(work, compile_command(uv, work, options, index_args, cutoff)), work
+    except BaseException:
+        remove_workdir(work)
+        raise
