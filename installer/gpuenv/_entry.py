@@ -9,26 +9,46 @@ so the console script points here, where nothing but the standard library is imp
 from __future__ import annotations
 
 import sys
+from types import ModuleType
+from typing import Optional
 
 INTERRUPTED_EXIT = 130  # 128 + SIGINT, what shells report for a command stopped by Ctrl-C
 
 
-def main() -> None:
-    try:
+def _start_early(command: Optional[str], args: list[str]) -> Optional[ModuleType]:
+    """The uv work a command line can start before anything else is imported, started: a
+    lock's `uv pip compile` (lock.last_request), an install's or a setup's `uv python find`
+    (envs.early_python); the module, whose cancel_unclaimed stops what no command used."""
+    if command == "lock":
         from gpuenv.lock import last_request
 
-        last_request.start_early(sys.argv[1:])  # uv first, for a lock: see its docstring
-        from gpuenv import dataclass_code
+        last_request.start_early(args)
+        return last_request
+    if command in ("install", "setup"):
+        from gpuenv.envs import early_python
+
+        early_python.start_early(args)
+        return early_python
+    return None
+
+
+def main() -> None:
+    try:
         from gpuenv.commands.table import command_of
 
+        command = command_of(sys.argv[1:])
+        early = _start_early(command, sys.argv[1:])  # uv first: see the docstrings there
+        from gpuenv import dataclass_code
+
         # before the first record class: see its docstring
-        dataclass_code.install(command_of(sys.argv[1:]) or dataclass_code.ANY_COMMAND)
+        dataclass_code.install(command or dataclass_code.ANY_COMMAND)
         from gpuenv.cli import main as cli_main
 
         try:
             cli_main()
         finally:
-            last_request.cancel_unclaimed()
+            if early is not None:
+                early.cancel_unclaimed()
             dataclass_code.save()
     except KeyboardInterrupt:
         try:

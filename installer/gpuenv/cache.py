@@ -183,6 +183,7 @@ KNOWN_KINDS = frozenset(
         "wheel-records",
         "code",  # dataclass_code
         "lock-requests",  # lock.last_request
+        "install-pythons",  # envs.early_python
     }
 )
 

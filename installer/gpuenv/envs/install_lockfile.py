@@ -94,7 +94,8 @@ def install_lockfile(
     notice: Optional[Say] = None,
 ) -> LockfileInstall:
     """Install `lockfile` at `where`, atomically; nothing to do if it is already there."""
-    from gpuenv.envs.python_check import PythonLookup, python_hint
+    from gpuenv.envs import early_python
+    from gpuenv.envs.python_check import python_hint
     from gpuenv.envs.transaction import check_location, tidy_leftovers, up_to_date
     from gpuenv.lock.load import read_lockfile_bytes
     from gpuenv.uv.binary import find_uv
@@ -109,7 +110,7 @@ def install_lockfile(
     uv = find_uv()
     # uv looks for the Python the file names while gpuenv imports its lockfile stack and parses
     # and checks the file; the parsed file decides whether uv's answer is used
-    with PythonLookup(uv, python_hint(raw)) as lookup:
+    with early_python.lookup(uv, python_hint(raw)) as lookup:
         from gpuenv.cache import cache_dir
         from gpuenv.envs.artifacts import artifacts_of, gather
         from gpuenv.envs.consent import replace_refusal

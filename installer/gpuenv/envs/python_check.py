@@ -15,6 +15,7 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
+from gpuenv.envs.early_python import find_command
 from gpuenv.envs.errors import InstallError
 
 if TYPE_CHECKING:  # a lookup starts before the lockfile stack is imported
@@ -34,13 +35,18 @@ class PythonLookup:
     """`uv python find` for one X.Y version: started now (a child process), answered later; as
     a context manager, stopped on leaving unless answered. Version None: nothing to look for."""
 
-    def __init__(self, uv: str, version: Optional[str]) -> None:
+    def __init__(
+        self,
+        uv: str,
+        version: Optional[str],
+        started: Optional[subprocess.Popen[str]] = None,
+    ) -> None:
+        """`started`: this search, already running (the program's early one, envs.early_python)."""
         self.uv, self.version = uv, version
-        self._proc: Optional[subprocess.Popen[str]] = None
-        if version is None:
+        self._proc: Optional[subprocess.Popen[str]] = started
+        if version is None or started is not None:
             return
-        # --system: the interpreter `uv venv` would build on, never a virtual environment's
-        cmd = [uv, "python", "find", "--system", "--no-project", version]
+        cmd = find_command(uv, version)
         try:
             self._proc = subprocess.Popen(
                 cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True

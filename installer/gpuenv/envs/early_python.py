@@ -1,0 +1,130 @@
+"""`uv python find` started first thing, for the Python the last `gpuenv install` asked about.
+
+uv's search for an interpreter takes 0.1-0.3 s where it runs pyenv's shims, and an install needs
+its answer before it builds anything: started from the lockfile's text (python_check), it began
+50-70 ms into the command, after click, the install command and the lockfile's read. The
+`gpuenv` program (`_entry`) starts it for the (uv, Python version) the previous install asked
+about, before anything else is imported: a machine's installs mostly share one Python (a lab's
+lockfiles are locked for one). The install uses that search only when it asks the same question
+(the same uv, the same X.Y), and stops it otherwise: a wrong guess costs a stopped search, never
+another interpreter, and the answer is checked as any other. Only the program does this, never
+an importer of gpuenv's library (nor a test calling the CLI in-process).
+
+The question is kept in gpuenv's cache (`install-pythons/`), read only when it is the user's own
+(fs.private_read): it names the program that runs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:  # every install command line starts here (_entry): keep it light
+    import subprocess
+
+    from gpuenv.envs.python_check import PythonLookup
+
+KIND = "install-pythons"
+NAME = "last.json"
+MAX_BYTES = 4096  # a uv path and an X.Y
+_VERSION = re.compile(r"\d{1,2}\.\d{1,3}")  # what python_check.python_hint reads from a lockfile
+
+# the program's own state: whether it asked (a library caller never does), what it read, and
+# the search it started
+_program = False
+_early: Optional[tuple[str, str, subprocess.Popen[str]]] = None  # uv, version, the search
+_asked: Optional[tuple[str, str]] = None  # the question read from the cache
+
+
+def start_early(argv: Sequence[str]) -> None:
+    """For the program's `gpuenv install` command line: uv's search for last time's Python."""
+    global _program, _early, _asked
+    _program = True
+    _asked = _read()
+    if _asked is None:
+        return
+    uv, version = _asked
+    import subprocess
+
+    try:
+        process = subprocess.Popen(
+            find_command(uv, version),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            text=True,
+        )
+    except OSError:
+        return  # the install starts it again when it asks, and says why if it fails
+    _early = (uv, version, process)
+
+
+def lookup(uv: str, version: Optional[str]) -> PythonLookup:
+    """The search for `version` with `uv`: the one the program started, when it asked that,
+    else a new one (the early one is stopped). Remembered for the command line's next run."""
+    global _early
+    from gpuenv.envs.python_check import PythonLookup
+
+    early, _early = _early, None
+    if early is not None and (early[0], early[1]) == (uv, version):
+        return PythonLookup(uv, version, started=early[2])
+    if early is not None:
+        _stop(early[2])
+    if version is not None:
+        _remember(uv, version)
+    return PythonLookup(uv, version)
+
+
+def cancel_unclaimed() -> None:
+    """Stop a search no install asked for (the command failed before it began)."""
+    global _early
+    early, _early = _early, None
+    if early is not None:
+        _stop(early[2])
+
+
+def find_command(uv: str, version: str) -> list[str]:
+    """uv's search for an X.Y interpreter (python_check's too)."""
+    # --system: the interpreter `uv venv` would build on, never a virtual environment's
+    return [uv, "python", "find", "--system", "--no-project", version]
+
+
+def _stop(process: subprocess.Popen[str]) -> None:
+    if process.poll() is None:
+        process.kill()
+    process.communicate()
+
+
+def _remember(uv: str, version: str) -> None:
+    """Keep this question for the next install; only the program's, and only when it changed.
+    Never fails the install."""
+    if not _program or _asked == (uv, version):
+        return
+    import json
+
+    from gpuenv import cache
+
+    cache.write_entry(KIND, NAME, json.dumps({"uv": uv, "python": version}).encode())
+
+
+def _read() -> Optional[tuple[str, str]]:
+    """The (uv, version) kept, when the file is the user's own and exactly what
+    _remember writes: an absolute uv path and an X.Y (never an option)."""
+    import json
+
+    from gpuenv import cache
+
+    raw = cache.read_entry(KIND, NAME, MAX_BYTES)
+    try:
+        data = json.loads(raw) if raw is not None else None
+    except ValueError:
+        return None
+    if not isinstance(data, dict) or set(data) != {"uv", "python"}:
+        return None
+    uv, version = data["uv"], data["python"]
+    if not (isinstance(uv, str) and isinstance(version, str)):
+        return None
+    if not os.path.isabs(uv) or _VERSION.fullmatch(version) is None:
+        return None
+    return uv, version
