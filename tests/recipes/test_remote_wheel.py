@@ -105,3 +105,93 @@ def test_a_member_of_exactly_16_mib_is_read(tmp_path: Path) -> None:
     assert read_member(wheel.as_uri(), "big/at_limit.bin") == b"\0" * MEMBER_LIMIT
     with pytest.raises(WheelReadError, match=f"larger than {MEMBER_LIMIT} bytes"):
         read_member(wheel.as_uri(), "big/over.bin")
+
+
+def _record_of(wheel: Path) -> bytes:
+    with zipfile.ZipFile(wheel) as zf:
+        name = next(n for n in zf.namelist() if n.endswith(".dist-info/RECORD"))
+        return zf.read(name)
+
+
+def test_a_record_comes_with_the_central_directory_in_two_reads(tmp_path: Path) -> None:
+    """The RECORD, last in a wheel, is read with the directory after it: two round trips (the
+    tail, then the directory and what is before it), not four, on a cold lock's every wheel."""
+    from gpuenv.index.remote_wheel import read_record
+
+    # 3,000 files: a RECORD of ~60 KB compressed, more than the fixed slack the window adds
+    files = {f"pkg/module_number_{i}.py": f"x = {i}\n" for i in range(3000)}
+    files["pkg/big.bin"] = os.urandom(4 * 1024 * 1024).hex()  # the bulk lies before the RECORD
+    wheel = build_wheel(tmp_path, "pkg", "1.0", files=files)
+    log: list[int] = []
+    assert read_record(wheel.as_uri(), _counting(log)) == _record_of(wheel)
+    assert len(log) == 2, log
+    assert sum(log) < wheel.stat().st_size // 5  # the directory, twice its size before it
+
+
+def test_a_record_away_from_the_directory_is_read_where_it_is(tmp_path: Path) -> None:
+    """A RECORD first in the archive (before megabytes of other members) is outside what is
+    read with the directory: it is read from its own place, the same bytes."""
+    from gpuenv.index.remote_wheel import read_record
+
+    wheel = build_wheel(tmp_path, "pkg", "1.0", files={"pkg/a.py": "a = 1\n"})
+    record = _record_of(wheel)
+    moved = tmp_path / "moved" / wheel.name
+    moved.parent.mkdir()
+    with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(moved, "w") as dst:
+        names = src.namelist()
+        first = [n for n in names if n.endswith("RECORD")]
+        for name in first + [n for n in names if n not in first]:
+            dst.writestr(name, src.read(name), zipfile.ZIP_DEFLATED)
+        dst.writestr("pkg/big.bin", os.urandom(256 * 1024), zipfile.ZIP_STORED)
+    log: list[int] = []
+    assert read_record(moved.as_uri(), _counting(log)) == record
+    assert len(log) > 2  # its header and data were read on their own
+
+
+def test_a_record_over_http_that_ignores_ranges_is_the_same(tmp_path: Path) -> None:
+    from gpuenv.index.remote_wheel import read_record
+
+    wheel = build_wheel(tmp_path, "pkg", "1.0", files={"pkg/a.py": "a = 1\n" * 1000})
+    with serve_directory(tmp_path) as base:  # a plain file server: every answer is whole
+        assert read_record(base + wheel.name) == _record_of(wheel)
+
+
+def test_a_window_answers_only_ranges_wholly_inside_it() -> None:
+    from gpuenv.index.remote_wheel import _Window
+
+    blob = bytes(range(256)) * 4096  # 1 MiB, each byte where it is
+    asked: list[tuple[int, Optional[int]]] = []
+
+    def reader(url: str, start: int, end: Optional[int]) -> bytes:
+        asked.append((start, end))
+        return blob[start:] if end is None else blob[start : end + 1]
+
+    window = _Window(reader)
+    assert window("u", 600_000, 600_999) == blob[600_000:601_000]  # read with 1,000 before
+    held = asked[-1]
+    assert held[0] < 600_000 - 1000 and held[1] == 600_999
+    assert window("u", held[0], 600_999) == blob[held[0] : 601_000]  # its very ends: held
+    assert window("u", 599_000, 599_009) == blob[599_000:599_010]
+    assert len(asked) == 1
+    assert window("u", 600_990, 601_000) == blob[600_990:601_001]  # one byte past: read
+    assert window("u", held[0] - 1, held[0] + 5) == blob[held[0] - 1 : held[0] + 6]
+    assert window("u", -100, None) == reader("u", len(blob) - 100, None)
+    assert len(asked) == 5
+
+
+def test_a_large_directory_is_read_on_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A directory past WINDOW_MAX (torch's MBs) is read as asked: twice its size would pass
+    read_range's bound. One of WINDOW_MAX bytes still comes with the bytes before it."""
+    from gpuenv.index import remote_wheel
+
+    monkeypatch.setattr(remote_wheel, "WINDOW_MAX", 1000)
+    asked: list[tuple[int, Optional[int]]] = []
+
+    def reader(url: str, start: int, end: Optional[int]) -> bytes:
+        asked.append((start, end))
+        return b"x" * ((end or start) - start + 1)
+
+    remote_wheel._Window(reader)("u", 600_000, 601_000)
+    assert asked == [(600_000, 601_000)]
+    remote_wheel._Window(reader)("u", 600_000, 600_999)
+    assert asked[-1][0] < 600_000 and asked[-1][1] == 600_999
