@@ -17,14 +17,15 @@ INTERRUPTED_EXIT = 130  # 128 + SIGINT, what shells report for a command stopped
 
 def _start_early(command: Optional[str], args: list[str]) -> Optional[ModuleType]:
     """The uv work a command line can start before anything else is imported, started: a
-    lock's `uv pip compile` (lock.last_request), an install's or a setup's `uv python find`
-    (envs.early_python); the module, whose cancel_unclaimed stops what no command used."""
+    lock's `uv pip compile` (lock.last_request), an install's `uv python find`
+    (envs.early_python; not setup's: its no-op, the common case, would pay for a search it
+    never asks); the module, whose cancel_unclaimed stops what no command used."""
     if command == "lock":
         from gpuenv.lock import last_request
 
         last_request.start_early(args)
         return last_request
-    if command in ("install", "setup"):
+    if command == "install":
         from gpuenv.envs import early_python
 
         early_python.start_early(args)

@@ -50,7 +50,7 @@ def lock_install_verify(
     reporter: Reporter,
     allow_any_origin: bool = False,
 ) -> Built:
-    from gpuenv.envs import early_python
+    from gpuenv.envs.python_check import PythonLookup
     from gpuenv.envs.store import interpreter
     from gpuenv.setup import pending as pending_files
     from gpuenv.uv.binary import find_uv
@@ -59,7 +59,7 @@ def lock_install_verify(
     uv = find_uv()
     # uv looks for the plan's Python while gpuenv imports, locks and reads the lockfile (the
     # lockfile's Python is the plan's; conda packages bring their own)
-    lookup = early_python.lookup(uv, None if chosen.plan.conda else chosen.plan.python)
+    lookup = PythonLookup(uv, None if chosen.plan.conda else chosen.plan.python)
     pending = None
     try:
         pending = (
