@@ -157,6 +157,13 @@ def records(
                 return wheel, None, type(exc).__name__
             raise
 
+    for wheel in todo:  # a cached record is a file read: no thread for it
+        cached = _cached(wheel.sha256)
+        if cached is not None:
+            out[wheel.filename] = cached
+    todo = [w for w in todo if w.filename not in out]
+    if not todo:
+        return out, unread
     with ThreadPoolExecutor(max_workers=8) as pool:
         for wheel, record, why in pool.map(one, todo):
             if record is None:
@@ -171,15 +178,15 @@ def overlaps(found: dict[str, dict[str, str]]) -> list[Overlap]:
     """Every pair of wheels that write one path with different content (one entry a pair)."""
     owner: dict[str, tuple[str, str]] = {}  # path -> (wheel, hash)
     shared: dict[tuple[str, str], list[str]] = {}
-    for wheel in sorted(found):
-        for path, digest in sorted(found[wheel].items()):
+    for wheel in sorted(found):  # the first wheel (by name) to write a path owns it
+        for path, digest in found[wheel].items():
             seen = owner.get(path)
             if seen is None:
                 owner[path] = (wheel, digest)
             elif not digest or seen[1] != digest:
                 shared.setdefault((seen[0], wheel), []).append(path)
     return [
-        Overlap(first, second, paths[0], len(paths))
+        Overlap(first, second, min(paths), len(paths))
         for (first, second), paths in sorted(shared.items())
     ]
 

@@ -19,6 +19,8 @@ from gpuenv.resolve.plan import Plan
 
 @dataclass(frozen=True)
 class Assumed:
+    """One thing a plan for a described machine took for granted, and the line that says so."""
+
     fact: str  # driver | python | glibc
     value: str
     line: str  # for people, on stderr
