@@ -163,6 +163,7 @@ AREAS: dict[str, Area] = {
             "origin",
             "pip_config",
             "remote_wheel",
+            "range_window",
             "retry",
             "simple",
             "wheel_platforms",

@@ -157,7 +157,7 @@ def test_a_record_over_http_that_ignores_ranges_is_the_same(tmp_path: Path) -> N
 
 
 def test_a_window_answers_only_ranges_wholly_inside_it() -> None:
-    from gpuenv.index.remote_wheel import _Window
+    from gpuenv.index.range_window import ReadWithDirectory
 
     blob = bytes(range(256)) * 4096  # 1 MiB, each byte where it is
     asked: list[tuple[int, Optional[int]]] = []
@@ -166,7 +166,7 @@ def test_a_window_answers_only_ranges_wholly_inside_it() -> None:
         asked.append((start, end))
         return blob[start:] if end is None else blob[start : end + 1]
 
-    window = _Window(reader)
+    window = ReadWithDirectory(reader)
     assert window("u", 600_000, 600_999) == blob[600_000:601_000]  # read with 1,000 before
     held = asked[-1]
     assert held[0] < 600_000 - 1000 and held[1] == 600_999
@@ -182,16 +182,16 @@ def test_a_window_answers_only_ranges_wholly_inside_it() -> None:
 def test_a_large_directory_is_read_on_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
     """A directory past WINDOW_MAX (torch's MBs) is read as asked: twice its size would pass
     read_range's bound. One of WINDOW_MAX bytes still comes with the bytes before it."""
-    from gpuenv.index import remote_wheel
+    from gpuenv.index import range_window
 
-    monkeypatch.setattr(remote_wheel, "WINDOW_MAX", 1000)
+    monkeypatch.setattr(range_window, "WINDOW_MAX", 1000)
     asked: list[tuple[int, Optional[int]]] = []
 
     def reader(url: str, start: int, end: Optional[int]) -> bytes:
         asked.append((start, end))
         return b"x" * ((end or start) - start + 1)
 
-    remote_wheel._Window(reader)("u", 600_000, 601_000)
+    range_window.ReadWithDirectory(reader)("u", 600_000, 601_000)
     assert asked == [(600_000, 601_000)]
-    remote_wheel._Window(reader)("u", 600_000, 600_999)
+    range_window.ReadWithDirectory(reader)("u", 600_000, 600_999)
     assert asked[-1][0] < 600_000 and asked[-1][1] == 600_999

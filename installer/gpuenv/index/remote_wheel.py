@@ -22,6 +22,7 @@ from typing import BinaryIO, Optional
 from urllib.parse import unquote, urlsplit
 
 from gpuenv.errors import NETWORK_EXIT, GpuenvError
+from gpuenv.index.range_window import ReadWithDirectory
 
 TAIL = 64 * 1024  # the end-of-central-directory record sits in the last 64 KiB (+22 bytes)
 MAX_DIRECTORY = 64 * 1024 * 1024  # torch's wheels list ~15k files in a few MB
@@ -262,8 +263,8 @@ def read_record(url: str, reader: RangeReader = read_range) -> Optional[bytes]:
 
     Two requests in most wheels, not four: the central directory is read together with the
     bytes before it, where a wheel keeps its RECORD (the last member, by the wheel spec's
-    advice), so the RECORD's header and data are then answered from those bytes (_Window)."""
-    reader = _Window(_charged(reader))
+    advice), so the RECORD's header and data are then answered from those bytes."""
+    reader = ReadWithDirectory(_charged(reader))
     directory = central_directory(url, reader)
     found = [
         (name, entry)
@@ -273,35 +274,6 @@ def read_record(url: str, reader: RangeReader = read_range) -> Optional[bytes]:
     if len(found) > 1:
         raise WheelReadError(f"{url}: more than one .dist-info/RECORD")
     return _read_entry(url, found[0][0], found[0][1], reader) if found else None
-
-
-# Read with the central directory: the RECORD before it is about as large as the directory
-# (a line per file, against the directory's entry per file, compressed), plus a few members
-# after it in some wheels (licenses). A larger directory (torch's MBs) is read on its own.
-WINDOW_EXTRA = 16 * 1024
-WINDOW_MAX = 4 * 1024 * 1024
-
-
-class _Window:
-    """A RangeReader for one wheel that reads its first absolute range (the central directory)
-    together with as many bytes before it, and answers later ranges inside those bytes from
-    them; any other range is read as asked."""
-
-    def __init__(self, reader: RangeReader) -> None:
-        self._reader = reader
-        self._start = -1  # where the bytes held start in the file; -1: none held yet
-        self._data = b""
-
-    def __call__(self, url: str, start: int, end: Optional[int]) -> bytes:
-        if start < 0 or end is None or end < start:
-            return self._reader(url, start, end)  # the tail: where the file ends is not known
-        if self._start < 0 and end - start + 1 <= WINDOW_MAX:
-            self._start = max(0, start - (end - start + 1) - WINDOW_EXTRA)
-            self._data = self._reader(url, self._start, end)
-        held_end = self._start + len(self._data)
-        if 0 <= self._start <= start and end < held_end:
-            return self._data[start - self._start : end - self._start + 1]
-        return self._reader(url, start, end)
 
 
 def _read_entry(url: str, member: str, entry: Member, reader: RangeReader) -> bytes:
