@@ -68,7 +68,7 @@ def test_the_users_own_question_is_asked_first_and_answered(tmp_path: Path) -> N
 
 
 def test_another_question_stops_the_early_search_and_is_remembered(tmp_path: Path) -> None:
-    uv = _fake_uv(tmp_path, delay=2)
+    uv = _fake_uv(tmp_path, delay=1)
     path = _record({"uv": str(uv), "python": "3.10"})
     early_python.start_early(ARGV)
     assert early_python._early is not None
@@ -76,7 +76,7 @@ def test_another_question_stops_the_early_search_and_is_remembered(tmp_path: Pat
     lookup = early_python.lookup(str(uv), "3.11")
     assert started.poll() is not None  # the 3.10 search was stopped, not left running
     lookup.cancel()
-    time.sleep(2.3)
+    time.sleep(1.3)
     assert not (tmp_path / "done").exists()  # neither search ran to its end
     assert json.loads(path.read_text()) == {"uv": str(uv), "python": "3.11"}  # next time's
 

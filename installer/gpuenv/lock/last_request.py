@@ -158,6 +158,7 @@ def _valid(data: object) -> bool:
         and all(_strings(p) and len(p) == 2 for p in routed)
         and (exclude_newer is None or isinstance(exclude_newer, str))
         and bool(data["uv"])  # no uv: an empty request is never started
+        and bool(data["requirements"])  # nor one with nothing to lock (PipCompile starts none)
     )
 
 

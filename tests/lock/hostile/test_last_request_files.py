@@ -120,6 +120,7 @@ def test_the_shape_gpuenv_writes_reads_back() -> None:
         {"options": "--quiet"},
         {"options": ["--quiet", 1]},
         {"requirements": None},
+        {"requirements": []},
         {"routed": [["torch"]]},
         {"routed": [["torch", "a", "b"]]},
         {"routed": "torch"},
