@@ -164,3 +164,86 @@ def test_a_file_name_names_its_project(filename: str, project: str | None) -> No
     from gpuenv.index.simple import project_of
 
     assert project_of(filename) == project
+
+
+def _counting_reader(log: list[str]):  # type: ignore[no-untyped-def]
+    from gpuenv.index.remote_wheel import read_record
+
+    def reader(url: str) -> bytes | None:
+        log.append(url)
+        return read_record(url)
+
+    return reader
+
+
+def _forget_records() -> None:
+    """Remove the per-wheel RECORD cache, keeping the sets found clean."""
+    from gpuenv.cache import cache_dir
+    from gpuenv.index.wheel_records import CACHE_KIND
+
+    for entry in (cache_dir() / CACHE_KIND).glob("*.json"):
+        entry.unlink()
+
+
+def test_a_set_found_clean_is_not_read_again(tmp_path: Path) -> None:
+    a = _nvidia(tmp_path, "nvidia-cudnn-cu12", "cudnn")
+    b = _locked(build_wheel(tmp_path / "b", "nvidia-cublas-cu12", "1", files={"x/b.py": ""}))
+    c = _locked(build_wheel(tmp_path / "c", "other", "1", files={"x/c.py": ""}))
+    log: list[str] = []
+    assert refuse_overlaps([a, b], "the lock", _counting_reader(log)) == []
+    assert len(log) == 2
+    _forget_records()
+    assert refuse_overlaps([b, a], "the lock", _counting_reader(log)) == []  # any order
+    assert len(log) == 2  # nothing read: the set is known clean
+    assert refuse_overlaps([a, b, c], "the lock", _counting_reader(log)) == []
+    assert len(log) == 5  # another set: every RECORD read
+
+
+def test_a_set_with_an_unread_wheel_is_not_kept_clean(tmp_path: Path) -> None:
+    a = _nvidia(tmp_path, "nvidia-cudnn-cu12", "cudnn")
+    gone = LockedWheel("gone-1-py3-none-any.whl", (tmp_path / "gone.whl").as_uri(), "0" * 64)
+    log: list[str] = []
+    notes = refuse_overlaps([a, gone], "the lock", _counting_reader(log))
+    assert len(notes) == 1 and "gone-1" in notes[0]
+    assert refuse_overlaps([a, gone], "the lock", _counting_reader(log)) == notes  # asked again
+    assert log.count(gone.url) == 2
+
+
+def test_an_overlapping_set_is_refused_every_time(tmp_path: Path) -> None:
+    cu12 = _nvidia(tmp_path, "nvidia-cudnn-cu12", "cudnn 9.5 for CUDA 12")
+    cu13 = _nvidia(tmp_path, "nvidia-cudnn-cu13", "cudnn 9.26 for CUDA 13")
+    for _ in range(2):
+        with pytest.raises(WheelOverlapError):
+            refuse_overlaps([cu12, cu13], "the lock")
+
+
+@pytest.mark.parametrize(
+    ("content", "mode"),
+    [(b"no two of these wheels write one path\n", 0o622), (b"clean\n", 0o600), (b"", 0o600)],
+    ids=["others-can-write", "other-text", "empty"],
+)
+def test_a_planted_clean_mark_is_not_believed(tmp_path: Path, content: bytes, mode: int) -> None:
+    """The mark says "checked": only gpuenv's own words, in the user's own file, count."""
+    import os
+
+    from gpuenv.cache import kind_dir
+    from gpuenv.index.wheel_records import CACHE_KIND, _set_key
+
+    cu12 = _nvidia(tmp_path, "nvidia-cudnn-cu12", "cudnn 9.5 for CUDA 12")
+    cu13 = _nvidia(tmp_path, "nvidia-cudnn-cu13", "cudnn 9.26 for CUDA 13")
+    key = _set_key([cu12, cu13])
+    assert key is not None
+    mark = kind_dir(CACHE_KIND) / f"set-{key}"
+    mark.write_bytes(content)
+    os.chmod(mark, mode)
+    with pytest.raises(WheelOverlapError):
+        refuse_overlaps([cu12, cu13], "the lock")
+
+
+def test_a_wheel_without_a_sha256_makes_no_set(tmp_path: Path) -> None:
+    from gpuenv.index.wheel_records import _set_key
+
+    a = _nvidia(tmp_path, "nvidia-cudnn-cu12", "cudnn")
+    assert _set_key([a, LockedWheel("b-1-py3-none-any.whl", "file:///b", "")]) is None
+    assert _set_key([]) is None
+    assert _set_key([a]) == _set_key([a, a])

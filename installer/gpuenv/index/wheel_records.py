@@ -16,9 +16,11 @@ in a wheel is untrusted: paths that leave the environment are refused, sizes are
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
+import os
 import posixpath
 import re
 from collections.abc import Callable, Iterable
@@ -195,7 +197,15 @@ def refuse_overlaps(
     wheels: Iterable[LockedWheel], what: str, reader: RecordReader = _default_reader
 ) -> list[str]:
     """Raise WheelOverlapError naming both wheels and one shared path when any two overlap;
-    returns a note for each wheel that could not be checked (never silently unchecked)."""
+    returns a note for each wheel that could not be checked (never silently unchecked).
+
+    A set of wheels found clean once (every RECORD read, no two writing one path) is clean by
+    their sha256s ever after: a re-lock or a reinstall of the same wheels reads no RECORD again
+    (a TensorFlow lock's 44 wheels: 3 MB of cached JSON, 20-25 ms)."""
+    wheels = list(wheels)
+    clean = _set_key(wheels)
+    if clean is not None and _cached_set(clean):
+        return []
     found, unread = records(wheels, reader)
     clashes = overlaps(found)
     if clashes:
@@ -207,7 +217,38 @@ def refuse_overlaps(
             " library built for another. Choose releases whose NVIDIA libraries agree (`gpuenv"
             " explain`), or one environment per framework."
         )
+    if clean is not None and not unread:
+        _store_set(clean)
     return [f"not checked for overlapping files: {line}" for line in unread]
+
+
+def _set_key(wheels: list[LockedWheel]) -> Optional[str]:
+    """The name of a set of wheels by content (their sha256s); None where one has none."""
+    digests = sorted({w.sha256 for w in wheels})
+    if not digests or not all(is_sha256(d) for d in digests):
+        return None
+    import hashlib
+
+    return hashlib.sha256("\n".join(digests).encode()).hexdigest()
+
+
+_CLEAN = b"no two of these wheels write one path\n"
+
+
+def _cached_set(key: str) -> bool:
+    from gpuenv.cache import cache_root
+    from gpuenv.fs.private_read import read_private
+
+    raw, _ = read_private(os.path.join(cache_root(), CACHE_KIND), f"set-{key}", len(_CLEAN))
+    return raw == _CLEAN
+
+
+def _store_set(key: str) -> None:
+    from gpuenv.cache import kind_dir
+    from gpuenv.fs.atomic_write import atomic_write_bytes
+
+    with contextlib.suppress(OSError, GpuenvError):  # a cache: the next run reads them again
+        atomic_write_bytes(kind_dir(CACHE_KIND) / f"set-{key}", _CLEAN)
 
 
 # -- the cache: sha256 -> RECORD, JSON in gpuenv's cache folder ------------------------------
