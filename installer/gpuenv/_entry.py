@@ -28,7 +28,7 @@ def _start_early(command: Optional[str], args: list[str]) -> Optional[ModuleType
     if command == "install":
         from gpuenv.envs import early_python
 
-        early_python.start_early(args)
+        early_python.start_early()
         return early_python
     return None
 

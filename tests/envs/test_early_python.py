@@ -16,8 +16,6 @@ import pytest
 
 from gpuenv.envs import early_python
 
-ARGV = ["install", "env.lock.yml", "--prefix", "env"]
-
 
 @pytest.fixture(autouse=True)
 def fresh_state(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
@@ -60,7 +58,7 @@ def _runs(tmp_path: Path) -> list[str]:
 def test_the_users_own_question_is_asked_first_and_answered(tmp_path: Path) -> None:
     uv = _fake_uv(tmp_path)
     _record({"uv": str(uv), "python": "3.11"})
-    early_python.start_early(ARGV)
+    early_python.start_early()
     assert early_python._early is not None  # started before any lockfile was read
     found = early_python.lookup(str(uv), "3.11").answer()
     assert found == "/usr/bin/python3.11"
@@ -70,7 +68,7 @@ def test_the_users_own_question_is_asked_first_and_answered(tmp_path: Path) -> N
 def test_another_question_stops_the_early_search_and_is_remembered(tmp_path: Path) -> None:
     uv = _fake_uv(tmp_path, delay=1)
     path = _record({"uv": str(uv), "python": "3.10"})
-    early_python.start_early(ARGV)
+    early_python.start_early()
     assert early_python._early is not None
     started = early_python._early[2]
     lookup = early_python.lookup(str(uv), "3.11")
@@ -93,7 +91,7 @@ def test_a_library_caller_remembers_nothing(tmp_path: Path) -> None:
 def test_a_record_others_can_write_never_runs(tmp_path: Path, mode: int) -> None:
     uv = _fake_uv(tmp_path)
     _record({"uv": str(uv), "python": "3.11"}, mode)
-    early_python.start_early(ARGV)
+    early_python.start_early()
     assert early_python._early is None
     assert not any((tmp_path / "runs").iterdir())
 
@@ -117,7 +115,7 @@ def test_a_record_others_can_write_never_runs(tmp_path: Path, mode: int) -> None
 def test_any_other_shape_starts_nothing(tmp_path: Path, data: object) -> None:
     uv = _fake_uv(tmp_path)
     _record(json.loads(json.dumps(data).replace("{uv}", str(uv))))
-    early_python.start_early(ARGV)
+    early_python.start_early()
     assert early_python._early is None
     assert not any((tmp_path / "runs").iterdir())
 
@@ -126,7 +124,7 @@ def test_a_broken_record_starts_nothing(tmp_path: Path) -> None:
     path = _record({})
     for content in (b"", b"{not json", b"\xff\xfe", b"x" * (early_python.MAX_BYTES + 1)):
         path.write_bytes(content)
-        early_python.start_early(ARGV)
+        early_python.start_early()
         assert early_python._early is None
 
 
@@ -137,7 +135,7 @@ def test_the_program_starts_the_search_before_the_install_stack(tmp_path: Path) 
     heavy = ("pathlib", "dataclasses", "yaml", "gpuenv.envs.python_check", "gpuenv.lock.load")
     code = (
         "import sys\n"
-        f"from gpuenv.envs import early_python\nearly_python.start_early({ARGV!r})\n"
+        "from gpuenv.envs import early_python\nearly_python.start_early()\n"
         "assert early_python._early is not None\n"
         f"print(sorted(m for m in {heavy!r} if m in sys.modules))\n"
         "early_python.cancel_unclaimed()\n"
@@ -154,7 +152,7 @@ def test_a_relative_uv_never_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     (tmp_path / "bin").mkdir()
     _fake_uv(tmp_path).rename(tmp_path / "bin" / "uv")
     _record({"uv": "bin/uv", "python": "3.11"})
-    early_python.start_early(ARGV)
+    early_python.start_early()
     assert early_python._early is None
 
 
@@ -164,7 +162,7 @@ def test_an_unchanged_question_is_not_written_again(tmp_path: Path) -> None:
     uv.write_text("")
     path = _record({"uv": str(uv), "python": "3.11"})
     before = path.stat().st_ino, path.stat().st_mtime_ns
-    early_python.start_early(ARGV)
+    early_python.start_early()
     assert early_python._early is None
     early_python.lookup(str(uv), "3.11").cancel()
     assert (path.stat().st_ino, path.stat().st_mtime_ns) == before

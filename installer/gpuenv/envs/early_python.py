@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Optional
 
 if TYPE_CHECKING:  # every install command line starts here (_entry): keep it light
@@ -38,8 +37,8 @@ _early: Optional[tuple[str, str, subprocess.Popen[str]]] = None  # uv, version, 
 _asked: Optional[tuple[str, str]] = None  # the question read from the cache
 
 
-def start_early(argv: Sequence[str]) -> None:
-    """For the program's `gpuenv install` command line: uv's search for last time's Python."""
+def start_early() -> None:
+    """For the program's `gpuenv install`: uv's search for the last install's Python."""
     global _program, _early, _asked
     _program = True
     _asked = _read()
@@ -62,7 +61,7 @@ def start_early(argv: Sequence[str]) -> None:
 
 def lookup(uv: str, version: Optional[str]) -> PythonLookup:
     """The search for `version` with `uv`: the one the program started, when it asked that,
-    else a new one (the early one is stopped). Remembered for the command line's next run."""
+    else a new one (the early one is stopped). Remembered for the next install."""
     global _early
     from gpuenv.envs.python_check import PythonLookup
 
