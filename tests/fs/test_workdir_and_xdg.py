@@ -101,3 +101,24 @@ def test_a_killed_runs_folder_is_found_by_its_name(tmp_path: Path) -> None:
     (root / "lock-999999999-ab12").mkdir()
     (root / f"lock-{os.getpid()}-cd34").mkdir()
     assert stale_workdirs(root) == [root / "lock-999999999-ab12"]
+
+
+def test_the_linux_folders_need_no_platformdirs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """platformdirs costs every command a few ms to import: on Linux its rule is gpuenv's own."""
+    monkeypatch.setitem(sys.modules, "platformdirs", None)  # importing it would fail
+    monkeypatch.delenv(cache.CACHE_ENV, raising=False)
+    monkeypatch.delenv(workdir.HOME_ENV, raising=False)
+    assert cache.cache_root("linux").endswith("gpuenv")
+    assert workdir.gpuenv_home_text("linux").endswith("gpuenv")
+    with pytest.raises(ImportError):
+        workdir.gpuenv_home_text("darwin")  # elsewhere, platformdirs decides
+
+
+def test_a_uv_that_cannot_start_leaves_no_work_folder(tmp_path: Path) -> None:
+    from gpuenv.lock import uv_start
+
+    root = workdir.checked_work_root_text()
+    before = set(os.listdir(root))
+    with pytest.raises(OSError):
+        uv_start.start(str(tmp_path / "no-uv"), "[project]\n", "", (), (), ())
+    assert set(os.listdir(root)) == before
