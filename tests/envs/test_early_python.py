@@ -166,3 +166,33 @@ def test_an_unchanged_question_is_not_written_again(tmp_path: Path) -> None:
     assert early_python._early is None
     early_python.lookup(str(uv), "3.11").cancel()
     assert (path.stat().st_ino, path.stat().st_mtime_ns) == before
+
+
+@pytest.mark.skipif(os.name != "posix", reason="process groups")
+def test_stopping_the_search_stops_what_it_started(tmp_path: Path) -> None:
+    """uv's search runs pyenv's shims: stopping it must not leave them running."""
+    pid_file = tmp_path / "child.pid"
+    script = tmp_path / "uv.sh"
+    script.write_text(f"#!/bin/sh\nsleep 20 &\necho $! > {pid_file}\nwait\n")
+    script.chmod(0o755)
+    _record({"uv": str(script), "python": "3.11"})
+    early_python.start_early()
+    deadline = time.monotonic() + 5
+    while not (pid_file.exists() and pid_file.read_text().strip()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    child = int(pid_file.read_text())
+    started = time.monotonic()
+    early_python.cancel_unclaimed()
+    # at once: a child left alive would hold the search's output open, and the stop (and so
+    # the install's exit) would wait for it
+    assert time.monotonic() - started < 5
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.02)
+    else:
+        os.kill(child, 9)
+        pytest.fail("the search's own child outlived it")

@@ -16,6 +16,7 @@ The question is kept in gpuenv's cache (`install-pythons/`), read only when it i
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 from typing import TYPE_CHECKING, Optional
@@ -45,15 +46,8 @@ def start_early() -> None:
     if _asked is None:
         return
     uv, version = _asked
-    import subprocess
-
     try:
-        process = subprocess.Popen(
-            find_command(uv, version),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            text=True,
-        )
+        process = start_search(uv, version)
     except OSError:
         return  # the install starts it again when it asks, and says why if it fails
     _early = (uv, version, process)
@@ -69,7 +63,7 @@ def lookup(uv: str, version: Optional[str]) -> PythonLookup:
     if early is not None and (early[0], early[1]) == (uv, version):
         return PythonLookup(uv, version, started=early[2])
     if early is not None:
-        _stop(early[2])
+        stop_search(early[2])
     if version is not None:
         _remember(uv, version)
     return PythonLookup(uv, version)
@@ -80,7 +74,7 @@ def cancel_unclaimed() -> None:
     global _early
     early, _early = _early, None
     if early is not None:
-        _stop(early[2])
+        stop_search(early[2])
 
 
 def find_command(uv: str, version: str) -> list[str]:
@@ -89,8 +83,29 @@ def find_command(uv: str, version: str) -> list[str]:
     return [uv, "python", "find", "--system", "--no-project", version]
 
 
-def _stop(process: subprocess.Popen[str]) -> None:
+def start_search(uv: str, version: str) -> subprocess.Popen[str]:
+    """uv's search, running (python_check's searches start here too)."""
+    import subprocess
+
+    return subprocess.Popen(
+        find_command(uv, version),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        # a group of its own, so that stopping it stops what uv started too (pyenv's shims, the
+        # interpreter they run): those would hold its output open, and stop_search would wait
+        start_new_session=os.name == "posix",
+    )
+
+
+def stop_search(process: subprocess.Popen[str]) -> None:
+    """Stop a search that still runs, with what it started; reaped either way."""
     if process.poll() is None:
+        if os.name == "posix":
+            import signal
+
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)  # its group: see start_search
         process.kill()
     process.communicate()
 

@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
-from gpuenv.envs.early_python import find_command
+from gpuenv.envs.early_python import start_search, stop_search
 from gpuenv.envs.errors import InstallError
 
 if TYPE_CHECKING:  # a lookup starts before the lockfile stack is imported
@@ -46,11 +46,8 @@ class PythonLookup:
         self._proc: Optional[subprocess.Popen[str]] = started
         if version is None or started is not None:
             return
-        cmd = find_command(uv, version)
         try:
-            self._proc = subprocess.Popen(
-                cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True
-            )
+            self._proc = start_search(uv, version)
         except OSError:
             self._proc = None
 
@@ -77,9 +74,8 @@ class PythonLookup:
     def cancel(self) -> None:
         """Stop the search if it still runs (its answer is not wanted: the install stopped, or
         the lockfile named another version than its hint)."""
-        if self._proc is not None and self._proc.poll() is None:
-            self._proc.kill()
-            self._proc.communicate()
+        if self._proc is not None:
+            stop_search(self._proc)
 
 
 # how gpuenv's conda-lock files name their Python (gpuenv.lock.conda_lock.write writes it; YAML quotes it)
