@@ -209,24 +209,14 @@ def test_a_local_path_the_lockfile_names_is_checked_for_wheels_only(tmp_path: Pa
     from gpuenv.envs.errors import InstallError
 
     gone = tmp_path / "elsewhere"
-    wheel = Artifact(
-        "pip",
-        "jax",
-        "jax-1.0-py3-none-any.whl",
-        (gone / "jax-1.0-py3-none-any.whl").as_uri(),
-        "a" * 64,
-        None,
-    )
+
+    def at_gone(kind: str, name: str, filename: str) -> Artifact:
+        return Artifact(kind, name, filename, (gone / filename).as_uri(), "a" * 64, None)
+
+    wheel = at_gone("pip", "jax", "jax-1.0-py3-none-any.whl")
     with pytest.raises(InstallError, match="copy the wheel there"):
         gather([wheel], cache=tmp_path / "cache")
-    conda = Artifact(
-        "conda",
-        "cudatoolkit",
-        "cudatoolkit-1-0.tar.bz2",
-        (gone / "cudatoolkit-1-0.tar.bz2").as_uri(),
-        "a" * 64,
-        None,
-    )
+    conda = at_gone("conda", "cudatoolkit", "cudatoolkit-1-0.tar.bz2")
     with pytest.raises(InstallError) as err:
         gather([conda], cache=tmp_path / "cache")
     assert "cannot read" in str(err.value) and "copy the wheel" not in str(err.value)

@@ -200,24 +200,10 @@ def test_the_header_s_up_to_date_line_is_the_caller_s_or_the_check_command(
 ) -> None:
     """setup's lockfiles say how they are made current (no --check); a plain lock names the
     --check command."""
-    import gpuenv.uv.binary
     from gpuenv.lock.header import CHECK_LINE
     from gpuenv.lock.pipeline import LockOptions, lock_plan
-    from localrepos import build_wheel, sha256_file
 
-    links = tmp_path / "links"
-    wheel = build_wheel(links, "jax", "0.4.30")
-    answer = [
-        {"name": "jax", "version": "0.4.30", "wheels": [(wheel.as_uri(), sha256_file(wheel))]}
-    ]
-    uv = _fake_uv(tmp_path, answer)
-    monkeypatch.setattr(gpuenv.uv.binary, "find_uv", lambda: uv)
-    for name in list(os.environ):
-        if name.startswith("UV_"):
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
-    monkeypatch.chdir(tmp_path)
-    config = IndexConfig(find_links=(str(links),), no_index=True, origin="test")
+    config = _jax_0_4_30_from_links(tmp_path, monkeypatch)
     for up_to_date, line in ((None, CHECK_LINE), ("run `gpuenv setup` again", None)):
         name = "plain" if up_to_date is None else "setup"
         out = tmp_path / (f"pylock.{name}.toml" if fmt == "pylock" else f"{name}.conda-lock.yml")
@@ -227,6 +213,19 @@ def test_the_header_s_up_to_date_line_is_the_caller_s_or_the_check_command(
         lock_plan(jax_plan("0.4.30"), options)
         said = [ln for ln in out.read_text(encoding="utf-8").splitlines() if "Up to date?" in ln]
         assert said == [f"# Up to date?  {line or up_to_date}"]
+
+
+def _jax_0_4_30_from_links(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> IndexConfig:
+    """A find-links folder with jax 0.4.30, and a uv that locks exactly it."""
+    from localrepos import build_wheel, sha256_file
+
+    links = tmp_path / "links"
+    wheel = build_wheel(links, "jax", "0.4.30")
+    answer = [
+        {"name": "jax", "version": "0.4.30", "wheels": [(wheel.as_uri(), sha256_file(wheel))]}
+    ]
+    _isolated_uv(tmp_path, monkeypatch, _fake_uv(tmp_path, answer))
+    return IndexConfig(find_links=(str(links),), no_index=True, origin="test")
 
 
 def _isolated_uv(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, uv: str) -> None:
@@ -324,15 +323,8 @@ def test_a_pylock_records_the_fallback_it_was_locked_with(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from gpuenv.lock.pipeline import LockOptions, lock_plan
-    from localrepos import build_wheel, sha256_file
 
-    links = tmp_path / "links"
-    wheel = build_wheel(links, "jax", "0.4.30")
-    answer = [
-        {"name": "jax", "version": "0.4.30", "wheels": [(wheel.as_uri(), sha256_file(wheel))]}
-    ]
-    _isolated_uv(tmp_path, monkeypatch, _fake_uv(tmp_path, answer))
-    config = IndexConfig(find_links=(str(links),), no_index=True, origin="test")
+    config = _jax_0_4_30_from_links(tmp_path, monkeypatch)
     plan = jax_plan("0.4.30")
     ideal = dataclasses.replace(plan, python="3.99")
     options = LockOptions(

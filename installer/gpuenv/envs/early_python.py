@@ -77,18 +77,13 @@ def cancel_unclaimed() -> None:
         stop_search(early[2])
 
 
-def find_command(uv: str, version: str) -> list[str]:
-    """uv's search for an X.Y interpreter (python_check's too)."""
-    # --system: the interpreter `uv venv` would build on, never a virtual environment's
-    return [uv, "python", "find", "--system", "--no-project", version]
-
-
 def start_search(uv: str, version: str) -> subprocess.Popen[str]:
     """uv's search, running (python_check's searches start here too)."""
     import subprocess
 
     return subprocess.Popen(
-        find_command(uv, version),
+        # --system: the interpreter `uv venv` would build on, never a virtual environment's
+        [uv, "python", "find", "--system", "--no-project", version],
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         text=True,

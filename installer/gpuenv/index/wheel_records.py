@@ -125,8 +125,11 @@ def parse_record(data: bytes, wheel: str) -> dict[str, str]:
 def record_of(wheel: LockedWheel, reader: RecordReader = _default_reader) -> dict[str, str]:
     """The wheel's installed paths and hashes, from the cache when its sha256 was read before."""
     cached = _cached(wheel.sha256)
-    if cached is not None:
-        return cached
+    return cached if cached is not None else _read_and_keep(wheel, reader)
+
+
+def _read_and_keep(wheel: LockedWheel, reader: RecordReader) -> dict[str, str]:
+    """The wheel's record read from the wheel itself, and kept in the cache by its sha256."""
     data = reader(wheel.url)
     if data is None:
         raise WheelRecordError(f"{wheel.filename} has no .dist-info/RECORD; it is no valid wheel")
@@ -151,7 +154,7 @@ def records(
 
     def one(wheel: LockedWheel) -> tuple[LockedWheel, Optional[dict[str, str]], str]:
         try:
-            return wheel, record_of(wheel, reader), ""
+            return wheel, _read_and_keep(wheel, reader), ""  # not cached: see below
         except (WheelReadError, OSError) as exc:
             return wheel, None, str(exc)
         except Exception as exc:  # requests' errors: the check is skipped, and says so

@@ -180,11 +180,6 @@ def _request(data: dict[str, Any]) -> PipRequest:
     )
 
 
-def _from_json(data: object) -> Optional[PipRequest]:
-    """The request, or None for anything that is not exactly what _to_json writes."""
-    return _request(data) if _valid(data) and isinstance(data, dict) else None
-
-
 def _read(key: str) -> Optional[dict[str, Any]]:
     import json
 
