@@ -247,3 +247,19 @@ def test_a_wheel_without_a_sha256_makes_no_set(tmp_path: Path) -> None:
     assert _set_key([a, LockedWheel("b-1-py3-none-any.whl", "file:///b", "")]) is None
     assert _set_key([]) is None
     assert _set_key([a]) == _set_key([a, a])
+
+
+def test_a_cache_that_cannot_be_written_never_fails_the_check(tmp_path: Path) -> None:
+    """A full disk or a planted file where the cache's folder goes: the check still answers,
+    and reads the RECORDs again next time (no clean mark was kept)."""
+    from gpuenv.cache import cache_dir
+    from gpuenv.index.wheel_records import CACHE_KIND
+
+    a = _nvidia(tmp_path, "nvidia-cudnn-cu12", "cudnn")
+    b = _locked(build_wheel(tmp_path / "b", "other", "1", files={"x/b.py": ""}))
+    cache_dir().mkdir(parents=True, exist_ok=True)
+    (cache_dir() / CACHE_KIND).write_text("not a folder")
+    log: list[str] = []
+    for _ in range(2):
+        assert refuse_overlaps([a, b], "the lock", _counting_reader(log)) == []
+    assert len(log) == 4
