@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import http.server
+import ssl
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, Optional
 
 
 class _Server(http.server.ThreadingHTTPServer):
@@ -15,14 +16,18 @@ class _Server(http.server.ThreadingHTTPServer):
 
 
 @contextmanager
-def loopback(handler: Callable[..., Any]) -> Iterator[str]:
+def loopback(handler: Callable[..., Any], tls: Optional[ssl.SSLContext] = None) -> Iterator[str]:
     """Serve `handler` (a request handler class, or a factory of one) on 127.0.0.1; yields its
-    base URL, "http://127.0.0.1:PORT/", and stops the server on leaving."""
+    base URL, "http://127.0.0.1:PORT/" ("https://..." with a server `tls` context), and stops
+    the server on leaving."""
     server = _Server(("127.0.0.1", 0), handler)
+    if tls is not None:
+        server.socket = tls.wrap_socket(server.socket, server_side=True)
     thread = threading.Thread(target=server.serve_forever, name="loopback", daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/"
+        scheme = "http" if tls is None else "https"
+        yield f"{scheme}://127.0.0.1:{server.server_address[1]}/"
     finally:
         server.shutdown()
         server.server_close()

@@ -146,19 +146,21 @@ _SESSION_LOCK = threading.Lock()
 def _session() -> Any:
     """One requests session for every exchange of the run: its connections are kept and reused
     (a lock reads three ranges of each wheel it checks, and an index page per project: a new
-    TLS connection for each cost most of a cold lock's time). It keeps no cookies: each request
-    carries what a fresh one would."""
+    TLS connection for each cost most of a cold lock's time), and its connections share one
+    parse of the CA bundle (index.shared_trust). It keeps no cookies: each request carries what
+    a fresh one would."""
     global _SESSION
     with _SESSION_LOCK:
         if _SESSION is None:
             import http.cookiejar
 
             import requests  # lazily: not on the CLI start-up path
-            from requests.adapters import HTTPAdapter
+
+            from gpuenv.index.shared_trust import SharedTrustAdapter
 
             session = requests.Session()
             session.cookies.set_policy(http.cookiejar.DefaultCookiePolicy(allowed_domains=[]))
-            adapter = HTTPAdapter(pool_connections=8, pool_maxsize=16)
+            adapter = SharedTrustAdapter(pool_connections=8, pool_maxsize=16)
             session.mount("https://", adapter)
             session.mount("http://", adapter)
             _SESSION = session
