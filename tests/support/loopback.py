@@ -22,7 +22,11 @@ def loopback(handler: Callable[..., Any], tls: Optional[ssl.SSLContext] = None) 
     the server on leaving."""
     server = _Server(("127.0.0.1", 0), handler)
     if tls is not None:
-        server.socket = tls.wrap_socket(server.socket, server_side=True)
+        # the handshake in the handler's thread, not the accepting one: a client that stops
+        # before its hello would otherwise hold the whole server (and its shutdown)
+        server.socket = tls.wrap_socket(
+            server.socket, server_side=True, do_handshake_on_connect=False
+        )
     thread = threading.Thread(target=server.serve_forever, name="loopback", daemon=True)
     thread.start()
     try:

@@ -148,18 +148,57 @@ def test_plain_http_is_left_to_requests(tmp_path: Path, monkeypatch: pytest.Monk
     assert shared_trust._CONTEXTS == {}  # no bundle was read for it
 
 
-def test_a_pool_with_a_client_certificate_keeps_requests_own_way(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "setting",
+    [
+        {"cert_file": "client.pem"},
+        {"proxy": "http://proxy.invalid:3128"},
+        {"ssl_context": "own"},
+    ],
+    ids=["client-certificate", "proxy", "own-context"],
+)
+def test_client_certificates_proxies_and_own_contexts_keep_urllib3s_way(
+    tmp_path: Path, setting: dict[str, str]
+) -> None:
     """One context per bundle, shared: a client certificate loaded into it would be presented
-    by every pool. So a pool that sends one is left as requests sets it up."""
-    from urllib3 import HTTPSConnectionPool
+    on every connection, and a proxy's own TLS reads the bundle's path from the connection. So
+    such connections, and one given a context of its own, keep the path, and parse it as
+    urllib3 does."""
+    import ssl
 
-    bundle, client = tmp_path / "bundle.pem", tmp_path / "client.pem"
+    from urllib3.util.url import parse_url
+
+    def value(key: str, text: str) -> object:
+        if key == "proxy":
+            return parse_url(text)
+        return ssl.create_default_context() if key == "ssl_context" else text
+
+    bundle = tmp_path / "bundle.pem"
     bundle.write_bytes(authority().pem)
-    client.write_text("")
-    pool = HTTPSConnectionPool("127.0.0.1", 1)
-    shared_trust.SharedTrustAdapter().cert_verify(
-        pool, "https://127.0.0.1:1/", str(bundle), str(client)
-    )
-    assert pool.ca_certs == str(bundle)
-    assert "ssl_context" not in pool.conn_kw
+    handler = type("Handler", (_Slow,), {"connections": 0})
+    with loopback(handler) as url:
+        port = parse_url(url).port
+        kwargs = {key: value(key, text) for key, text in setting.items()}
+        for extra, shared in (({}, True), (kwargs, False)):
+            conn = shared_trust.SharedTrustConnection("127.0.0.1", port, **extra)  # type: ignore[arg-type]
+            conn.ca_certs = str(bundle)
+            conn._new_conn().close()
+            ours = shared_trust._CONTEXTS.get((str(bundle), None))
+            if shared:
+                assert ours is not None and conn.ssl_context is ours
+                assert conn.ca_certs is None
+            else:
+                assert conn.ssl_context is not ours or ours is None
+                assert conn.ca_certs == str(bundle)
+
+
+def test_a_connection_that_verifies_nothing_is_left_as_it_is() -> None:
+    """verify=False: no bundle to share, and no context made."""
+    from urllib3.util.url import parse_url
+
+    handler = type("Handler", (_Slow,), {"connections": 0})
+    with loopback(handler) as url:
+        conn = shared_trust.SharedTrustConnection("127.0.0.1", parse_url(url).port)
+        conn._new_conn().close()
+    assert conn.ssl_context is None
     assert shared_trust._CONTEXTS == {}
