@@ -179,6 +179,7 @@ AREAS: dict[str, Area] = {
             "tests/index/hostile/test_index_bounds.py",
             "tests/index/hostile/test_one_http_session.py",
             "tests/index/hostile/test_shared_trust.py",
+            "tests/index/hostile/test_retry_setting.py",
             "tests/index/hostile/test_credentials.py::test_redaction",
             "tests/recipes/test_remote_wheel.py",
             "tests/lock/test_probe_guards.py",

@@ -283,7 +283,8 @@ def _fill(out: Any, source: Source, art: Artifact, progress: Optional[Progress])
     the sha256 and md5 of what was written."""
     from gpuenv.index import retry
 
-    for attempt in range(1, retry.ATTEMPTS + 1):
+    tries = retry.attempts()
+    for attempt in range(1, tries + 1):
         sha, md5 = hashlib.sha256(), hashlib.md5(usedforsecurity=False)
         out.seek(0)
         out.truncate()
@@ -297,9 +298,9 @@ def _fill(out: Any, source: Source, art: Artifact, progress: Optional[Progress])
             out.flush()
             return sha.hexdigest(), md5.hexdigest()
         except _Transient as exc:
-            if attempt == retry.ATTEMPTS:
+            if attempt == tries:
                 raise InstallError(
-                    f"could not download {source} ({exc}; tried {retry.ATTEMPTS} times). Check the"
+                    f"could not download {source} ({exc}; tried {tries} times). Check the"
                     " network or the index, then run the same command again: finished files"
                     " are kept."
                 ) from None

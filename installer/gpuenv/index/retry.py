@@ -7,16 +7,43 @@ within seconds, and every lock that probes an index offline would wait out the b
 that could not be reached in all its tries is not tried again in the same run: a command that
 reads many pages of one index (`recipes check --online` reads one per project) would otherwise
 wait out the backoff once per page, a minute against an index that is down.
+
+How many retries: uv's own setting, UV_HTTP_RETRIES (3 when unset, as uv's default), so one
+number governs every retry of a lock or an install, gpuenv's reads and uv's alike.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Optional
 from urllib.parse import urlsplit
 
-ATTEMPTS = 4  # one try and three retries ...
+from gpuenv.errors import USAGE_EXIT, GpuenvError
+
+ATTEMPTS = 4  # one try and three retries (UV_HTTP_RETRIES unset) ...
 BACKOFF_S = 0.5  # ... 0.5 s, 1 s and 2 s apart
+MAX_PAUSE_S = 8.0  # the growing pause stops growing here: many retries wait minutes, not days
+RETRIES_ENV = "UV_HTTP_RETRIES"
+
+
+class RetrySettingError(GpuenvError):
+    """UV_HTTP_RETRIES is not a count of retries: exit 2."""
+
+    exit_code = USAGE_EXIT
+
+
+def attempts() -> int:
+    """Tries per read: one, and the retries UV_HTTP_RETRIES asks for (3 when unset or empty)."""
+    raw = os.environ.get(RETRIES_ENV, "").strip()
+    if not raw:
+        return ATTEMPTS
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > 6:
+        raise RetrySettingError(
+            f"{RETRIES_ENV}={raw[:40]!r} is not a number of retries: set it to a whole number"
+            " (0 for none; uv reads it too) or unset it for the default, 3"
+        )
+    return int(raw) + 1
 
 
 def transient_status(status: int) -> bool:
@@ -26,7 +53,7 @@ def transient_status(status: int) -> bool:
 
 def pause(attempt: int) -> None:
     """Wait before the try after `attempt` (1-based)."""
-    time.sleep(BACKOFF_S * 2 ** (attempt - 1))
+    time.sleep(min(MAX_PAUSE_S, BACKOFF_S * 2 ** min(attempt - 1, 30)))
 
 
 # scheme://host:port -> why the last read gave up on it, for this run

@@ -192,16 +192,17 @@ def _get(url: str, headers: dict[str, str], timeout: float) -> Any:
     why = retry.given_up(url)
     if why is not None:
         raise requests.ConnectionError(f"{why} (not tried again in this run)")
-    for attempt in range(1, retry.ATTEMPTS + 1):
+    tries = retry.attempts()
+    for attempt in range(1, tries + 1):
         try:
             response = _bounded_get(url, headers, timeout)
         except (requests.ConnectionError, requests.Timeout) as exc:
-            if attempt == retry.ATTEMPTS:
+            if attempt == tries:
                 retry.give_up_on(url, str(exc))
-            if attempt == retry.ATTEMPTS or unknown_host(exc):
+            if attempt == tries or unknown_host(exc):
                 raise
         else:
-            if not retry.transient_status(response.status_code) or attempt == retry.ATTEMPTS:
+            if not retry.transient_status(response.status_code) or attempt == tries:
                 return response
         retry.pause(attempt)
     raise AssertionError("unreachable")

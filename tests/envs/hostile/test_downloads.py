@@ -174,3 +174,20 @@ def test_fetch_portable_from_an_index_that_drops_each_request_once(
     assert code == 0, err
     assert (tmp_path / "house" / wheel.name).read_bytes() == wheel.read_bytes()
     assert hits["/simple/jax/"] == 2 and hits[f"/files/{wheel.name}"] == 2, hits
+
+
+@pytest.mark.parametrize(("retries", "tries"), [("0", 1), ("1", 2)])
+def test_a_download_is_tried_as_uv_http_retries_says(
+    install_repos: InstallRepos,
+    tmp_path: Path,
+    quick_retries: None,
+    monkeypatch: pytest.MonkeyPatch,
+    retries: str,
+    tries: int,
+) -> None:
+    monkeypatch.setenv(retry.RETRIES_ENV, retries)
+    with flaky_server(install_repos.wheels, "stall", stall_s=5) as (base, hits):
+        arts = _wheel_artifacts(install_repos.wheels, base)[:1]
+        with pytest.raises(InstallError, match=f"tried {tries} times"):
+            fetch_all(arts, tmp_path / "house")
+    assert hits[f"/{arts[0].filename}"] == tries
