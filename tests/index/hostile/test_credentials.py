@@ -163,7 +163,8 @@ def test_any_error_message_is_redacted_where_it_is_printed(
         assert SECRET not in out + err
 
 
-def test_recipes_verify_never_shows_the_index_s_secrets() -> None:
+def test_recipes_verify_never_shows_the_index_s_secrets(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("UV_HTTP_RETRIES", "0")  # a closed port: retries only cost time
     for where in ("userinfo", "query"):
         url = _secret_url(where)
         args = ["recipes", "verify", "--artifacts", "--framework", "tensorflow"]
