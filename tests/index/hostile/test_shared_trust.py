@@ -80,9 +80,10 @@ def _side_by_side(url: str, n: int) -> list[object]:
     return results
 
 
-def _trust(monkeypatch: pytest.MonkeyPatch, folder: Path, *cas: Authority) -> Path:
+def _trust(monkeypatch: pytest.MonkeyPatch, folder: Path, ca: Authority) -> Path:
+    """`ca` as the bundle requests verifies with."""
     bundle = folder / "bundle.pem"
-    bundle.write_bytes(b"".join(ca.pem for ca in cas))
+    bundle.write_bytes(ca.pem)
     monkeypatch.setenv("REQUESTS_CA_BUNDLE", str(bundle))
     return bundle
 
