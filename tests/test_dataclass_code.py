@@ -178,6 +178,8 @@ def test_each_command_reads_and_writes_its_own_file(code_cache: Path) -> None:
         (["-v", "lock", "jax"], "lock"),
         (["--quiet", "cache", "clean"], "cache"),
         (["--help"], None),
+        (["--help", "lock"], None),  # the group answers --help and runs no command
+        (["--version", "resolve"], None),
         ([], None),
         (["../../etc/x", "resolve"], None),  # a file name is never a command, nor a later word
         (["resolve/../x"], None),

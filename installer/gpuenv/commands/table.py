@@ -5,6 +5,11 @@ Its own module, importing nothing: the program's first frame (`_entry`) reads it
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
 COMMANDS = {
     "setup": "gpuenv.commands.setup:setup_command",
     "add": "gpuenv.commands.setup:add_command",
@@ -26,9 +31,13 @@ COMMANDS = {
 }
 
 
-def command_of(args: list[str]) -> str | None:
+# the group's own options that let a command run after them (--help and --version do not)
+GROUP_FLAGS = frozenset({"-v", "--verbose", "-q", "--quiet"})
+
+
+def command_of(args: Sequence[str]) -> str | None:
     """The command a command line runs (`gpuenv -v resolve ...` -> "resolve"), or None."""
     for arg in args:
-        if not arg.startswith("-"):
+        if arg not in GROUP_FLAGS:
             return arg if arg in COMMANDS else None
     return None

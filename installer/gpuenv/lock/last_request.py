@@ -30,10 +30,6 @@ if TYPE_CHECKING:  # every command starts here (_entry): only a lock imports mor
 KIND = "lock-requests"
 MAX_BYTES = 1 << 20  # a request is a few kB: the requirements, constraints and index options
 
-
-# the group's own options, which may come before the command's name
-_GLOBAL_FLAGS = frozenset({"-v", "--verbose", "-q", "--quiet"})
-
 # What the program started for its lock, until the lock command claims it: the request as read
 # (checked by _valid), and uv running on it in its work folder. Only json, os and subprocess
 # are imported to start it (lock.uv_start): the request becomes a PipRequest when claimed.
@@ -55,10 +51,9 @@ def start_early(argv: Sequence[str]) -> None:
     """For a `gpuenv lock` command line: uv started on its last request, kept for the lock
     command to claim. Anything else: nothing."""
     global _early
-    rest = list(argv)
-    while rest and rest[0] in _GLOBAL_FLAGS:
-        rest.pop(0)
-    if not rest or rest[0] != "lock":
+    from gpuenv.commands.table import command_of
+
+    if command_of(argv) != "lock":
         return
     key = command_key(argv)
     _early = (key, start(key))

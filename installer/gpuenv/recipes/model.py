@@ -14,7 +14,6 @@ from gpuenv.errors import DATA_EXIT, GpuenvError
 from gpuenv.versions import in_specifier
 
 
-@lru_cache(maxsize=4096)  # the resolver asks for the same NVIDIA package names many times
 @lru_cache(maxsize=4096)  # the resolver canonicalises the same few hundred names many times
 def canonical_name(name: str) -> str:
     """A project name as PEP 503 compares it (packaging's canonicalize_name, without importing
