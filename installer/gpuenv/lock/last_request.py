@@ -48,13 +48,10 @@ def command_key(argv: Sequence[str]) -> str:
 
 
 def start_early(argv: Sequence[str]) -> None:
-    """For a `gpuenv lock` command line: uv started on its last request, kept for the lock
-    command to claim. Anything else: nothing."""
+    """For a `gpuenv lock` command line (the program calls it for those alone: _entry, by
+    commands.table.command_of): uv started on its last request, kept for the lock command to
+    claim."""
     global _early
-    from gpuenv.commands.table import command_of
-
-    if command_of(argv) != "lock":
-        return
     key = command_key(argv)
     _early = (key, start(key))
 
