@@ -128,24 +128,112 @@ def test_a_record_comes_with_the_central_directory_in_two_reads(tmp_path: Path) 
     assert sum(log) < wheel.stat().st_size // 5  # the directory, twice its size before it
 
 
-def test_a_record_away_from_the_directory_is_read_where_it_is(tmp_path: Path) -> None:
-    """A RECORD first in the archive (before megabytes of other members) is outside what is
-    read with the directory: it is read from its own place, the same bytes."""
+def test_a_small_wheel_s_record_comes_in_one_read(tmp_path: Path) -> None:
+    """Most wheels (NVIDIA's, any with a few hundred files) end in a RECORD and a directory
+    that fit in the last 64 KiB, read first to find the directory: nothing more is asked."""
     from gpuenv.index.remote_wheel import read_record
 
-    wheel = build_wheel(tmp_path, "pkg", "1.0", files={"pkg/a.py": "a = 1\n"})
-    record = _record_of(wheel)
-    moved = tmp_path / "moved" / wheel.name
-    moved.parent.mkdir()
+    files = {f"pkg/m{i}.py": f"x = {i}\n" for i in range(200)}
+    files["pkg/big.bin"] = os.urandom(512 * 1024).hex()  # the bulk lies before the RECORD
+    wheel = build_wheel(tmp_path, "pkg", "1.0", files=files)
+    log: list[int] = []
+    assert read_record(wheel.as_uri(), _counting(log)) == _record_of(wheel)
+    assert len(log) == 1, log
+
+
+def _record_first(wheel: Path, out: Path, after: int) -> Path:
+    """The wheel rewritten with its RECORD first, then `after` random bytes stored."""
+    moved = out / wheel.name
+    out.mkdir()
     with zipfile.ZipFile(wheel) as src, zipfile.ZipFile(moved, "w") as dst:
         names = src.namelist()
         first = [n for n in names if n.endswith("RECORD")]
         for name in first + [n for n in names if n not in first]:
             dst.writestr(name, src.read(name), zipfile.ZIP_DEFLATED)
-        dst.writestr("pkg/big.bin", os.urandom(256 * 1024), zipfile.ZIP_STORED)
+        dst.writestr("pkg/big.bin", os.urandom(after), zipfile.ZIP_STORED)
+    return moved
+
+
+def test_a_record_before_large_members_is_read_up_to_the_tail(tmp_path: Path) -> None:
+    """A RECORD first in the archive, 256 KiB before the tail: its header, its data and what
+    follows up to the tail come in one read, not a header and then its data."""
+    from gpuenv.index.remote_wheel import read_record
+
+    wheel = build_wheel(tmp_path, "pkg", "1.0", files={"pkg/a.py": "a = 1\n"})
+    moved = _record_first(wheel, tmp_path / "moved", 256 * 1024)
     log: list[int] = []
-    assert read_record(moved.as_uri(), _counting(log)) == record
-    assert len(log) > 2  # its header and data were read on their own
+    assert read_record(moved.as_uri(), _counting(log)) == _record_of(wheel)
+    assert len(log) == 2, log
+
+
+def test_a_record_far_from_the_tail_is_read_where_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Further away than WINDOW_MAX, the RECORD's header and data are read on their own, not
+    everything between them and the tail."""
+    from gpuenv.index import range_window
+    from gpuenv.index.remote_wheel import read_record
+
+    monkeypatch.setattr(range_window, "WINDOW_MAX", 64 * 1024)
+    wheel = build_wheel(tmp_path, "pkg", "1.0", files={"pkg/a.py": "a = 1\n"})
+    moved = _record_first(wheel, tmp_path / "moved", 256 * 1024)
+    log: list[int] = []
+    assert read_record(moved.as_uri(), _counting(log)) == _record_of(wheel)
+    assert len(log) == 3, log
+    assert sum(log) < 100 * 1024
+
+
+def _with_bytes_before_the_end_record(wheel: Path, junk: bytes) -> Path:
+    """The wheel with `junk` between its central directory and its end record: the record
+    still says where the directory starts and how long it is, and both stay true."""
+    data = wheel.read_bytes()
+    at = data.rfind(b"PK\x05\x06")
+    bent = wheel.with_name("bent-" + wheel.name)
+    bent.write_bytes(data[:at] + junk + data[at:])
+    return bent
+
+
+def test_a_directory_not_right_before_its_end_record_is_read_where_it_says(
+    tmp_path: Path,
+) -> None:
+    """The tail answers only when the directory ends where the end record begins (checked by
+    the directory's signature there): otherwise it is read at the offset the record gives."""
+    from gpuenv.index.remote_wheel import read_record
+
+    # larger than the tail: its first byte is not the file's first
+    files = {"pkg/a.py": "a = 1\n", "pkg/big.bin": os.urandom(64 * 1024).hex()}
+    wheel = build_wheel(tmp_path, "pkg", "1.0", files=files)
+    bent = _with_bytes_before_the_end_record(wheel, b"\0" * 1000)
+    log: list[int] = []
+    assert read_record(bent.as_uri(), _counting(log)) == _record_of(wheel)
+    assert len(log) == 2, log  # the tail, then the directory with the RECORD before it
+
+
+def test_a_comment_that_imitates_a_directory_is_not_taken_for_one(tmp_path: Path) -> None:
+    """A directory larger than what the tail holds before its end record is never looked for
+    in the tail: a comment after the record, with a directory's signature where a directory
+    that size would start, counting back from the tail's end, is ignored (here the directory
+    does not end where the record begins, so the tail's place cannot be told from it)."""
+    from gpuenv.index.remote_wheel import TAIL, read_record
+
+    files = {f"pkg/module_{i:05}.py": "" for i in range(700)}
+    wheel = build_wheel(tmp_path, "pkg", "1.0", files=files)
+    data = _with_bytes_before_the_end_record(wheel, b"\0" * 1000).read_bytes()
+    at = data.rfind(b"PK\x05\x06")
+    size = int.from_bytes(data[at + 12 : at + 16], "little")
+    comment_len = 30_000
+    tail_at = TAIL - 22 - comment_len  # where the end record sits in the tail
+    assert tail_at < size < TAIL - 22, size  # the directory does not fit before it
+    # where tail[tail_at - size] lands, counting from the tail's end: inside the comment
+    fake_at = TAIL + (tail_at - size) - (tail_at + 22)
+    comment = bytearray(b"c" * comment_len)
+    comment[fake_at : fake_at + 4] = b"PK\x01\x02"
+    end = bytearray(data[at : at + 22])
+    end[20:22] = comment_len.to_bytes(2, "little")
+    crafted = tmp_path / "crafted" / wheel.name
+    crafted.parent.mkdir()
+    crafted.write_bytes(data[:at] + bytes(end) + bytes(comment))
+    assert read_record(crafted.as_uri()) == _record_of(wheel)
 
 
 def test_a_record_over_http_that_ignores_ranges_is_the_same(tmp_path: Path) -> None:
@@ -177,6 +265,26 @@ def test_a_window_answers_only_ranges_wholly_inside_it() -> None:
     assert window("u", held[0] - 1, held[0] + 5) == blob[held[0] - 1 : held[0] + 6]
     assert window("u", -100, None) == reader("u", len(blob) - 100, None)
     assert len(asked) == 5
+
+
+def test_held_bytes_grow_back_only_by_a_range_that_came_whole() -> None:
+    """A range before the held bytes, read up to them, joins them only when the server sent
+    all of it: a shorter answer would shift every later offset."""
+    from gpuenv.index.range_window import ReadWithDirectory
+
+    blob = bytes(range(256)) * 4096
+    asked: list[tuple[int, Optional[int]]] = []
+
+    def short(url: str, start: int, end: Optional[int]) -> bytes:
+        asked.append((start, end))
+        data = blob[start:] if end is None else blob[start : end + 1]
+        return data[:-1] if len(asked) == 1 else data  # the first answer lacks its last byte
+
+    window = ReadWithDirectory(short)
+    window.hold(500_000, blob[500_000:600_000])
+    assert window("u", 400_000, 400_029) == blob[400_000:400_030]
+    assert window("u", 400_030, 400_099) == blob[400_030:400_100]
+    assert window("u", 550_000, 550_009) == blob[550_000:550_010]  # still held
 
 
 def test_a_large_directory_is_read_on_its_own(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -261,9 +261,10 @@ def read_record(url: str, reader: RangeReader = read_range) -> Optional[bytes]:
     its name can differ from the file name's spelling), or None when there is none. Two such
     folders make it no valid wheel.
 
-    Two requests in most wheels, not four: the central directory is read together with the
-    bytes before it, where a wheel keeps its RECORD (the last member, by the wheel spec's
-    advice), so the RECORD's header and data are then answered from those bytes."""
+    One or two requests in most wheels, not four: the tail read to find the central directory
+    holds it and the RECORD before it (the last member, by the wheel spec's advice) in most
+    wheels; a larger directory is read together with the bytes before it, where the RECORD is,
+    so the RECORD's header and data are then answered from those bytes."""
     reader = ReadWithDirectory(_charged(reader))
     directory = central_directory(url, reader)
     found = [
@@ -320,6 +321,8 @@ def central_directory_at(url: str, reader: RangeReader = read_range) -> tuple[in
         if len(record) < 56 or record[:4] != _ZIP64_EOCD:
             raise WheelReadError(f"{url}: broken ZIP64 end of central directory")
         size, offset = struct.unpack("<QQ", record[40:56])
+    elif size and at >= size and tail[at - size : at - size + 4] == _CENTRAL:
+        _hold_tail(reader, offset - (at - size), tail[:at])
     if size > MAX_DIRECTORY:
         raise WheelReadError(f"{url}: central directory of {size} bytes is too large")
     directory = reader(url, offset, offset + size - 1) if size else b""
@@ -328,6 +331,15 @@ def central_directory_at(url: str, reader: RangeReader = read_range) -> tuple[in
             f"{url}: the central directory is cut short ({len(directory)} of {size} bytes)"
         )
     return offset, directory
+
+
+def _hold_tail(reader: RangeReader, start: int, tail: bytes) -> None:
+    """Hand a reader that keeps bytes (ReadWithDirectory) the tail up to the end-of-directory
+    record: the directory ends where that record starts, so the tail's place in the file is
+    known, and the directory (and a RECORD before it) need no request of their own."""
+    hold = getattr(reader, "hold", None)
+    if hold is not None:
+        hold(start, tail)
 
 
 def _find(directory: bytes, member: str) -> Optional[Member]:
