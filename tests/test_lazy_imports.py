@@ -59,7 +59,8 @@ def test_resolve_from_the_cached_knowledge_base_imports_no_parser_nor_process_to
 
 def test_the_early_uv_of_a_lock_starts_before_the_heavy_imports(tmp_path: Path) -> None:
     """`gpuenv lock` starts uv on last time's request first thing (lock.last_request): what
-    is imported by then delays uv, so it is os, json and subprocess, nothing more."""
+    is imported by then delays uv, so it is os, zlib and marshal, nothing more (the program's
+    own first imports: tests/test_spawn.py)."""
     cache = tmp_path / "cache"
     env = {**os.environ, "GPUENV_CACHE_DIR": str(cache), "GPUENV_HOME": str(tmp_path / "home")}
     script = tmp_path / "uv.sh"
@@ -79,17 +80,17 @@ def test_the_early_uv_of_a_lock_starts_before_the_heavy_imports(tmp_path: Path) 
         "sources": "the default index",
     }
     code = (
-        "import json, os\n"
+        "import marshal, os\n"
         "from gpuenv import cache\n"
         "from gpuenv.lock import last_request as lr\n"
-        f"cache.write_entry(lr.KIND, lr.command_key({argv!r}) + '.json',"
-        f" json.dumps({request!r}).encode())\n"
+        f"cache.write_entry(lr.KIND, lr._file(lr.command_key({argv!r})),"
+        f" marshal.dumps({request!r}))\n"
         "import sys\n"
         "gone = [m for m in ('pathlib', 'tempfile', 'shutil', 'dataclasses', 'hashlib') if m in sys.modules]\n"
         "for m in gone: del sys.modules[m]\n"  # write_entry's own imports: not the early path's
         f"lr.start_early({argv!r})\n"
         "assert lr._early is not None and lr._early[1] is not None, 'uv was not started'\n"
-        "lr._early[1][1].wait()\n"
+        "lr._early[1][1].communicate()\n"
     )
     heavy = ("pathlib", "tempfile", "shutil", "dataclasses", "hashlib", "gpuenv.lock.pypi")
     assert _modules_after(code, heavy, env) == []

@@ -9,23 +9,20 @@ used only when it matches exactly.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
-from typing import TYPE_CHECKING, Any, Optional
 
 from gpuenv.errors import USAGE_EXIT, GpuenvError
 
-try:  # pickle's own loader: the pickle module around it imports much more
-    import _pickle as _unpickle
-except ImportError:  # pragma: no cover - an interpreter without the C accelerator
-    import pickle as _unpickle  # type: ignore[no-redef]
-
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing: see _entry
 if TYPE_CHECKING:
     from pathlib import Path
+    from types import ModuleType
+    from typing import Any, Optional
 
 # Reading an entry (every command's start: the knowledge base, the dataclass code) works on
-# text paths: pathlib and pickle's module would be 7 ms of `gpuenv resolve`'s 50 ms floor.
+# text paths: pathlib and pickle's module would be 7 ms of `gpuenv resolve`'s 50 ms floor. Nor
+# is pickle's loader imported before it is used: a lock reads its last request first.
 
 CACHE_ENV = "GPUENV_CACHE_DIR"
 PACKAGED = os.path.join(os.path.dirname(os.path.realpath(__file__)), "_cache")
@@ -66,23 +63,32 @@ def read_pickle(kind: str, key: str) -> Optional[Any]:
     try:
         # part of gpuenv's own installed files: whoever can write it can write gpuenv's code
         with open(os.path.join(PACKAGED, kind, name), "rb") as fh:
-            return _unpickle.load(fh)
+            return _unpickler().load(fh)
     except OSError:
         pass  # absent
-    except _STALE_PICKLE:
+    except _stale_pickle():
         pass  # written by another gpuenv version: the user's cache, or rebuild it
     raw = read_entry(kind, name, MAX_PICKLE_BYTES)
     if raw is None:
         return None
     try:
-        return _unpickle.loads(raw)
-    except _STALE_PICKLE:
+        return _unpickler().loads(raw)
+    except _stale_pickle():
         return None
 
 
 def loads_pickle(data: bytes) -> Any:
     """pickle.loads, without importing the pickle module around it."""
-    return _unpickle.loads(data)
+    return _unpickler().loads(data)
+
+
+def _unpickler() -> ModuleType:
+    """pickle's own loader: the pickle module around it imports much more."""
+    try:
+        import _pickle
+    except ImportError:  # pragma: no cover - an interpreter without the C accelerator
+        import pickle as _pickle  # type: ignore[no-redef]
+    return _pickle
 
 
 def read_entry(kind: str, name: str, limit: int) -> Optional[bytes]:
@@ -100,14 +106,16 @@ def read_entry(kind: str, name: str, limit: int) -> Optional[bytes]:
     return raw
 
 
-_STALE_PICKLE = (
-    _unpickle.UnpicklingError,
-    EOFError,
-    AttributeError,
-    ImportError,
-    TypeError,
-    ValueError,
-)
+def _stale_pickle() -> tuple[type[Exception], ...]:
+    """What loading a pickle written by another version of gpuenv (or of Python) raises."""
+    return (
+        _unpickler().UnpicklingError,
+        EOFError,
+        AttributeError,
+        ImportError,
+        TypeError,
+        ValueError,
+    )
 
 
 def write_pickle(kind: str, key: str, value: Any) -> None:
@@ -197,6 +205,8 @@ def tag_cache(folder: Path) -> None:
 
     tag = folder / TAG_NAME
     if not os.path.lexists(tag):  # a link there is left alone: never written through
+        import contextlib
+
         with contextlib.suppress(OSError, OutputPathError):
             atomic_write_text(tag, TAG_TEXT, root=folder)
 
@@ -265,6 +275,8 @@ def clean_cache(dry_run: bool = False) -> int:
 
 
 def _size(path: Path) -> int:
+    import contextlib
+
     if path.is_symlink() or not path.is_dir():
         return path.lstat().st_size
     total = 0

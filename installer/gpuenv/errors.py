@@ -8,7 +8,9 @@ catch. `tests/house/test_errors.py` holds every exception class in the package t
 
 from __future__ import annotations
 
-from typing import ClassVar, Optional
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing: see _entry
+if TYPE_CHECKING:
+    from typing import ClassVar, Optional
 
 FAILURE_EXIT = 1  # a lock, install or verify that could not be done
 USAGE_EXIT = 2  # the input is wrong: fix the command line or the file it names

@@ -58,7 +58,7 @@ def test_the_same_command_line_starts_uv_on_its_last_request(
     first = lock(tmp_path, two_indexes[0])
     assert first.returncode == 0, first.stderr
     assert uv_runs(first) == 1
-    stored = list((Path(os.environ["GPUENV_CACHE_DIR"]) / last_request.KIND).glob("*.json"))
+    stored = list((Path(os.environ["GPUENV_CACHE_DIR"]) / last_request.KIND).glob("*.marshal"))
     assert stored and all((p.stat().st_mode & 0o077) == 0 for p in stored)
     locked = body(tmp_path / "env.lock.yml")
     again = lock(tmp_path, two_indexes[0])

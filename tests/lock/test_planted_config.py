@@ -33,10 +33,16 @@ def _plant(shared: Path, evil_index: str) -> None:
     (shared / "uv.toml").write_text(f"[pip]\nextra-index-url = ['{evil_index}']\n")
 
 
-@pytest.mark.parametrize("uv_config", [True, False], ids=["uv-config-on", "uv-config-off"])
+@pytest.mark.parametrize(
+    ("uv_config", "working_dir"),
+    [(True, False), (False, False), (True, True)],
+    ids=["uv-config-on", "uv-config-off", "uv-working-dir-there"],
+)
 def test_a_planted_workspace_and_uv_toml_do_not_steer_the_lock(
-    tmp_path, describe, kb, monkeypatch, uv_config
+    tmp_path, describe, kb, monkeypatch, uv_config, working_dir
 ) -> None:  # type: ignore[no-untyped-def]
+    """`working_dir`: UV_WORKING_DIR names the shared folder (uv would change to it and read
+    its uv.toml): the folder gpuenv names to uv wins."""
     tag = "py3-none-any"
     good = build_wheel(tmp_path / "good", "tinyfw", "1.0", tag=tag)
     evil = build_wheel(tmp_path / "evil", "tinyfw", "1.0", tag=tag, files={"tinyfw/x.py": "1"})
@@ -53,6 +59,8 @@ def test_a_planted_workspace_and_uv_toml_do_not_steer_the_lock(
     monkeypatch.chdir(shared)
     if uv_config:
         monkeypatch.delenv("UV_NO_CONFIG", raising=False)
+    if working_dir:
+        monkeypatch.setenv("UV_WORKING_DIR", str(shared))
     plan = resolve(describe(None, None, "linux"), ["torch"], kb=kb, python="3.11")
     plan = dataclasses.replace(
         plan, pip=(PipRequirement("tinyfw==1.0", None),), companions=(), constraints=()

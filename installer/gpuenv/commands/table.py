@@ -1,12 +1,12 @@
 """The commands of the `gpuenv` program and the module of each, imported only when it runs.
 
-Its own module, importing nothing: the program's first frame (`_entry`) reads it before click.
+Its own module, importing nothing (typing neither): the program's first frame (`_entry`) reads it
+before click.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing: see _entry
 if TYPE_CHECKING:
     from collections.abc import Sequence
 

@@ -19,12 +19,13 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-from typing import TYPE_CHECKING, Optional
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing: see _entry
 if TYPE_CHECKING:  # every install command line starts here (_entry): keep it light
-    import subprocess
+    from typing import Optional
 
     from gpuenv.envs.python_check import PythonLookup
+    from gpuenv.uv.spawn import Process
 
 KIND = "install-pythons"
 NAME = "last.json"
@@ -34,7 +35,7 @@ _VERSION = re.compile(r"\d{1,2}\.\d{1,3}")  # what python_check.python_hint read
 # the program's own state: whether it asked (a library caller never does), what it read, and
 # the search it started
 _program = False
-_early: Optional[tuple[str, str, subprocess.Popen[str]]] = None  # uv, version, the search
+_early: Optional[tuple[str, str, Process]] = None  # uv, version, the search
 _asked: Optional[tuple[str, str]] = None  # the question read from the cache
 
 
@@ -77,23 +78,21 @@ def cancel_unclaimed() -> None:
         stop_search(early[2])
 
 
-def start_search(uv: str, version: str) -> subprocess.Popen[str]:
+def start_search(uv: str, version: str) -> Process:
     """uv's search, running (python_check's searches start here too)."""
-    import subprocess
+    from gpuenv.uv.spawn import spawn
 
-    return subprocess.Popen(
+    return spawn(
         # --system: the interpreter `uv venv` would build on, never a virtual environment's
         [uv, "python", "find", "--system", "--no-project", version],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
+        stderr=False,
         # a group of its own, so that stopping it stops what uv started too (pyenv's shims, the
         # interpreter they run): those would hold its output open, and stop_search would wait
-        start_new_session=os.name == "posix",
+        new_session=os.name == "posix",
     )
 
 
-def stop_search(process: subprocess.Popen[str]) -> None:
+def stop_search(process: Process) -> None:
     """Stop a search that still runs, with what it started; reaped either way."""
     if process.poll() is None:
         if os.name == "posix":

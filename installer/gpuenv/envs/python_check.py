@@ -20,6 +20,7 @@ from gpuenv.envs.errors import InstallError
 
 if TYPE_CHECKING:  # a lookup starts before the lockfile stack is imported
     from gpuenv.lock.model import LockedEnvironment
+    from gpuenv.uv.spawn import Process
 
 UV_QUERY_TIMEOUT = 60.0
 # uv's own switches that forbid the automatic download `uv venv --python X.Y` would make
@@ -39,11 +40,11 @@ class PythonLookup:
         self,
         uv: str,
         version: Optional[str],
-        started: Optional[subprocess.Popen[str]] = None,
+        started: Optional[Process] = None,
     ) -> None:
         """`started`: this search, already running (the program's early one, envs.early_python)."""
         self.uv, self.version = uv, version
-        self._proc: Optional[subprocess.Popen[str]] = started
+        self._proc: Optional[Process] = started
         if version is None or started is not None:
             return
         try:

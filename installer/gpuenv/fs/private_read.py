@@ -17,10 +17,11 @@ from __future__ import annotations
 import os
 import stat
 import sys
-from typing import TYPE_CHECKING, Optional, Union
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing: see _entry
 if TYPE_CHECKING:
     from pathlib import Path
+    from typing import Optional, Union
 
     Folder = Union[str, Path]
 

@@ -11,19 +11,21 @@ killed run from a folder still in use.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
-from collections.abc import Iterator
-from typing import TYPE_CHECKING, Optional
 
 from gpuenv.errors import USAGE_EXIT, GpuenvError
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing: see _entry
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from contextlib import AbstractContextManager
     from pathlib import Path
+    from typing import Optional
 
 # Making a work folder needs only os (text paths): `gpuenv lock` makes one for the uv it starts
-# first thing, before pathlib, tempfile or shutil are imported (lock.last_request).
+# first thing, before pathlib, tempfile, shutil or even contextlib are imported
+# (lock.last_request).
 
 HOME_ENV = "GPUENV_HOME"
 WORK = "work"
@@ -75,8 +77,10 @@ def checked_work_root_text() -> str:
     root = os.path.join(gpuenv_home_text(), WORK)
     try:
         os.makedirs(os.path.dirname(root), exist_ok=True)
-        with contextlib.suppress(FileExistsError):
+        try:  # noqa: SIM105 - contextlib is not imported on this path (see above)
             os.mkdir(root, 0o700)
+        except FileExistsError:
+            pass  # checked below, as a new one is
         from gpuenv.fs.private_read import folder_reason
 
         reason = folder_reason(root)
@@ -112,26 +116,35 @@ def remove_workdir(path: str) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
 
-@contextlib.contextmanager
-def private_workdir(kind: str) -> Iterator[Path]:
+def private_workdir(kind: str) -> AbstractContextManager[Path]:
     """A fresh folder only this user can use, removed afterwards (whatever happens inside)."""
+    import contextlib  # here: see make_workdir's callers above
     from pathlib import Path
 
-    path = make_workdir(kind)
-    try:
-        yield Path(path)
-    finally:
-        remove_workdir(path)
+    @contextlib.contextmanager
+    def made() -> Iterator[Path]:
+        path = make_workdir(kind)
+        try:
+            yield Path(path)
+        finally:
+            remove_workdir(path)
+
+    return made()
 
 
-@contextlib.contextmanager
-def uv_workdir(kind: str) -> Iterator[Path]:
+def uv_workdir(kind: str) -> AbstractContextManager[Path]:
     """A private work folder to run uv in: uv reads project configuration (uv.toml, a
     pyproject.toml's [tool.uv]) from its working folder upwards, and the empty uv.toml here is
     the first it finds, so nothing planted above the user's working folder configures it."""
-    with private_workdir(kind) as path:
-        (path / "uv.toml").write_text("# gpuenv: uv's configuration search ends here\n")
-        yield path
+    import contextlib
+
+    @contextlib.contextmanager
+    def made() -> Iterator[Path]:
+        with private_workdir(kind) as path:
+            (path / "uv.toml").write_text("# gpuenv: uv's configuration search ends here\n")
+            yield path
+
+    return made()
 
 
 def stale_workdirs(root: Optional[Path] = None) -> list[Path]:

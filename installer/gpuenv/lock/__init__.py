@@ -9,10 +9,9 @@ the pipeline, uv's runner or the resolver, and importing that module runs this f
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from gpuenv._lazy import lazy_attributes
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing: see _entry
 if TYPE_CHECKING:
     from gpuenv.lock.errors import LockError, LockfileError
     from gpuenv.lock.load import load_locked

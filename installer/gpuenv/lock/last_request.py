@@ -19,21 +19,24 @@ the query) is not kept: credentials stay where the user put them.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Optional
 
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing: see _entry
 if TYPE_CHECKING:  # every command starts here (_entry): only a lock imports more
-    import subprocess
+    from collections.abc import Sequence
+    from typing import Any, Optional
 
     from gpuenv.lock.pypi import PipCompile, PipRequest
+    from gpuenv.uv.spawn import Process
+
+    # the request as read (checked by _valid), and uv running on it in its work folder
+    _Early = tuple[dict[str, Any], Process, str]
 
 KIND = "lock-requests"
 MAX_BYTES = 1 << 20  # a request is a few kB: the requirements, constraints and index options
 
-# What the program started for its lock, until the lock command claims it: the request as read
-# (checked by _valid), and uv running on it in its work folder. Only json, os and subprocess
-# are imported to start it (lock.uv_start): the request becomes a PipRequest when claimed.
-_Early = tuple[dict[str, Any], "subprocess.Popen[str]", str]
+# What the program started for its lock, until the lock command claims it. Only os, zlib and
+# marshal are imported to start it (lock.uv_start, uv.spawn; json brought re and enum, 5-7 ms
+# before uv started): the request becomes a PipRequest when claimed.
 _early: Optional[tuple[str, Optional[_Early]]] = None
 
 
@@ -108,17 +111,25 @@ def remember(key: str, early: Optional[PipCompile], guessed: Optional[PipCompile
     if early is None or (guessed is not None and guessed.request == early.request):
         return
     import json
+    import marshal
 
     from gpuenv import cache
     from gpuenv.output.redact import redact_text
 
-    text = json.dumps(_to_json(early.request), sort_keys=True)
+    data = _as_data(early.request)
+    text = json.dumps(data, sort_keys=True)
     if redact_text(text) != text:
         return  # an index URL with a password or a token: never written to disk
-    cache.write_entry(KIND, f"{key}.json", text.encode())
+    cache.write_entry(KIND, _file(key), marshal.dumps(data))
 
 
-def _to_json(request: PipRequest) -> dict[str, Any]:
+def _file(key: str) -> str:
+    """The cache file of one command line's request: plain data (strings, lists, None) in
+    marshal's format, which needs no import (json's module brings re)."""
+    return f"{key}.marshal"
+
+
+def _as_data(request: PipRequest) -> dict[str, Any]:
     return {
         "uv": request.uv,
         "project": request.project,
@@ -138,7 +149,7 @@ def _strings(value: object) -> bool:
 
 
 def _valid(data: object) -> bool:
-    """Whether the data is exactly what _to_json writes (checked before anything is started)."""
+    """Whether the data is exactly what _as_data makes (checked before anything is started)."""
     if not isinstance(data, dict):
         return False
     routed = data.get("routed")
@@ -173,13 +184,14 @@ def _request(data: dict[str, Any]) -> PipRequest:
 
 
 def _read(key: str) -> Optional[dict[str, Any]]:
-    import json
+    import marshal
 
     from gpuenv import cache
 
-    raw = cache.read_entry(KIND, f"{key}.json", MAX_BYTES)
+    raw = cache.read_entry(KIND, _file(key), MAX_BYTES)
     try:
-        data = json.loads(raw) if raw is not None else None
-    except ValueError:
+        # the user's own file (read_entry): marshal is not meant for data from anyone else
+        data = marshal.loads(raw) if raw is not None else None
+    except (ValueError, EOFError, TypeError):
         return None
     return data if _valid(data) else None

@@ -23,6 +23,7 @@ from gpuenv.lock.errors import LockError, SourceUnreachableError, UnsatisfiableE
 if TYPE_CHECKING:  # light to import: `gpuenv lock` starts a PipCompile first (last_request)
     from gpuenv.index.config import IndexConfig
     from gpuenv.resolve.plan import Plan
+    from gpuenv.uv.spawn import Process
 
 UV_TIMEOUT = 900.0
 _NETWORK_HINTS = re.compile(
@@ -131,7 +132,7 @@ class PipCompile:
         self,
         request: PipRequest,
         plan: Optional[Plan],
-        started: Optional[tuple[subprocess.Popen[str], str]] = None,
+        started: Optional[tuple[Process, str]] = None,
     ) -> None:
         """`started`: uv already running on `request` in its work folder (uv_start.start; the
         `gpuenv` program's early run, lock.last_request), instead of starting it here."""
@@ -141,7 +142,7 @@ class PipCompile:
         self._plan = plan
         self._work: Optional[Path] = None
         self._cleanup = contextlib.ExitStack()
-        self._process: Optional[subprocess.Popen[str]] = None
+        self._process: Optional[Process] = None
         if request.empty:
             return
         fresh = started is None
@@ -156,7 +157,7 @@ class PipCompile:
 
             log_command(self._command(with_cutoff=True))
 
-    def _took(self, process: subprocess.Popen[str], work: str) -> None:
+    def _took(self, process: Process, work: str) -> None:
         from gpuenv.fs.workdir import remove_workdir
 
         self._cleanup.callback(remove_workdir, work)
@@ -168,13 +169,13 @@ class PipCompile:
         cutoff = r.cutoff if with_cutoff else ()
         return uv_start.compile_command(r.uv, str(self._work), r.options, r.index_args, cutoff)
 
-    def _start(self, with_cutoff: bool) -> subprocess.Popen[str]:
+    def _start(self, with_cutoff: bool) -> Process:
         from gpuenv.output import log_command
 
         assert self._work is not None
         cmd = self._command(with_cutoff)
         log_command(cmd)
-        return uv_start.run_in(str(self._work), cmd)
+        return uv_start.run(cmd)
 
     def _wait(self) -> tuple[int, str]:
         assert self._process is not None
@@ -186,7 +187,9 @@ class PipCompile:
                 f"uv did not finish resolving within {UV_TIMEOUT:.0f}s; an index may be"
                 f" unreachable ({_redacted(self.request.sources)})"
             ) from exc
-        return self._process.returncode, stderr
+        returncode = self._process.returncode
+        assert returncode is not None  # communicate waited for it
+        return returncode, stderr
 
     def result(self) -> PipLock:
         if self._process is None or self._work is None:

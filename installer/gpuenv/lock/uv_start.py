@@ -1,12 +1,16 @@
-"""Starting `uv pip compile` in a fresh private work folder, with only os and subprocess
-imported: the `gpuenv` program starts uv on a command line's last request before anything else
-is loaded (lock.last_request), and PipCompile starts it the same way when it locks."""
+"""Starting `uv pip compile` in a fresh private work folder, with only os imported (uv.spawn):
+the `gpuenv` program starts uv on a command line's last request before anything else is loaded
+(lock.last_request), and PipCompile starts it the same way when it locks."""
 
 from __future__ import annotations
 
 import os
-import subprocess
-from collections.abc import Sequence
+
+TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing: see _entry
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from gpuenv.uv.spawn import Process
 
 PROJECT = "pyproject.toml"
 CONSTRAINTS = "constraints.txt"
@@ -24,6 +28,10 @@ def compile_command(
     constraints)."""
     return [
         uv,
+        # uv's working folder: where it looks for configuration and a workspace root, this
+        # private folder and not the user's (UV_WORKING_DIR is overridden too)
+        "--directory",
+        work,
         "pip",
         "compile",
         os.path.join(work, PROJECT),
@@ -37,15 +45,11 @@ def compile_command(
     ]
 
 
-def run_in(work: str, cmd: list[str]) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        cmd,
-        cwd=work,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        stdin=subprocess.DEVNULL,
-        text=True,
-    )
+def run(cmd: list[str]) -> Process:
+    """A command of compile_command, running (it names its own working folder)."""
+    from gpuenv.uv.spawn import spawn
+
+    return spawn(cmd)
 
 
 def start(
@@ -55,7 +59,7 @@ def start(
     options: Sequence[str],
     index_args: Sequence[str],
     cutoff: Sequence[str],
-) -> tuple[subprocess.Popen[str], str]:
+) -> tuple[Process, str]:
     """uv running on the request in a new work folder (fs.workdir), and that folder: the caller
     removes it (fs.workdir.remove_workdir) once uv is done or stopped."""
     from gpuenv.fs.workdir import make_workdir, remove_workdir
@@ -65,7 +69,7 @@ def start(
         for name, text in ((PROJECT, project), (CONSTRAINTS, constraints)):
             with open(os.path.join(work, name), "w", encoding="utf-8") as fh:
                 fh.write(text)
-        return run_in(work, compile_command(uv, work, options, index_args, cutoff)), work
+        return run(compile_command(uv, work, options, index_args, cutoff)), work
     except BaseException:
         remove_workdir(work)
         raise

@@ -3,7 +3,7 @@ that runs: it is read only from the user's own file, and only in exactly the sha
 
 from __future__ import annotations
 
-import json
+import marshal
 import os
 import subprocess
 import sys
@@ -46,7 +46,7 @@ def lock(folder: Path, index: str) -> subprocess.CompletedProcess[str]:
 def stored_request(tmp_path: Path, index: str) -> Path:
     """The request file of this test's command line (after one lock has written it)."""
     assert lock(tmp_path, index).returncode == 0
-    files = (Path(os.environ["GPUENV_CACHE_DIR"]) / last_request.KIND).glob("*.json")
+    files = (Path(os.environ["GPUENV_CACHE_DIR"]) / last_request.KIND).glob("*.marshal")
     return max(files, key=lambda f: f.stat().st_mtime_ns)  # the one this lock just wrote
 
 
@@ -55,10 +55,10 @@ def plant(path: Path, marker: Path, mode: int) -> None:
     script = path.parent.parent / "planted-uv.sh"
     script.write_text(f"#!/bin/sh\ntouch {marker}\n")
     script.chmod(0o755)
-    data = json.loads(path.read_text())
+    data = marshal.loads(path.read_bytes())
     data["uv"] = str(script)
     path.unlink()
-    path.write_text(json.dumps(data))
+    path.write_bytes(marshal.dumps(data))
     path.chmod(mode)
 
 
@@ -82,7 +82,7 @@ def test_a_request_others_can_write_never_runs(tmp_path: Path, index: str, mode:
 
 def test_a_linked_request_never_runs(tmp_path: Path, index: str) -> None:
     path, marker = stored_request(tmp_path, index), tmp_path / "ran"
-    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere = tmp_path / "elsewhere.marshal"
     path.rename(elsewhere)
     plant(elsewhere, marker, 0o600)
     path.symlink_to(elsewhere)
@@ -107,7 +107,7 @@ GOOD: dict[str, Any] = {
 
 def test_the_shape_gpuenv_writes_reads_back() -> None:
     assert last_request._valid(GOOD)
-    assert last_request._to_json(last_request._request(GOOD)) == GOOD
+    assert last_request._as_data(last_request._request(GOOD)) == GOOD
 
 
 @pytest.mark.parametrize(
@@ -138,7 +138,19 @@ def test_not_an_object_is_no_request(data: object) -> None:
     assert not last_request._valid(data)
 
 
-@pytest.mark.parametrize("content", [b"", b"{not json", b"\xff\xfe", b"[]"], ids=repr)
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b"{not marshal",
+        b"\xff\xfe",
+        marshal.dumps([GOOD]),
+        marshal.dumps(GOOD)[:-5],  # cut short
+        marshal.dumps(compile("print(1)", "planted", "exec")),  # code, never run nor taken
+        marshal.dumps({**GOOD, "options": (("--quiet",),)}),  # tuples are not lists
+    ],
+    ids=["empty", "text", "bytes", "a-list", "cut-short", "code", "tuples"],
+)
 def test_a_broken_request_file_is_ignored(tmp_path: Path, index: str, content: bytes) -> None:
     path = stored_request(tmp_path, index)
     path.write_bytes(content)
@@ -172,8 +184,8 @@ def test_a_run_no_lock_uses_is_stopped(tmp_path: Path, argv: list[str], status: 
         key = last_request.command_key(argv)
     finally:
         os.chdir(cwd)
-    request = folder / f"{key}.json"
-    request.write_text(json.dumps({**GOOD, "uv": str(script)}))
+    request = folder / last_request._file(key)
+    request.write_bytes(marshal.dumps({**GOOD, "uv": str(script)}))
     request.chmod(0o600)
     started = tmp_path / "started"
     script.write_text(f"#!/bin/sh\ntouch {started}\nsleep 2\ntouch {marker}\n")
@@ -204,8 +216,8 @@ def test_only_a_lock_command_line_starts_a_request(tmp_path: Path) -> None:
     script = tmp_path / "uv.sh"
     script.write_text(f"#!/bin/sh\ntouch {marker}\n")
     script.chmod(0o755)
-    request = folder / f"{key}.json"
-    request.write_text(json.dumps({**GOOD, "uv": str(script)}))
+    request = folder / last_request._file(key)
+    request.write_bytes(marshal.dumps({**GOOD, "uv": str(script)}))
     request.chmod(0o600)
     done = subprocess.run(
         [sys.executable, "-m", "gpuenv", *argv], capture_output=True, text=True, cwd=tmp_path
