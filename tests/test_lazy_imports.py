@@ -196,3 +196,32 @@ def test_the_plan_and_lockfile_types_load_without_the_resolver(tmp_path: Path) -
     assert _modules_after(readers, resolver, env) == []
     users = "from gpuenv.resolve import resolve, ResolveError, Plan"
     assert _modules_after(users, resolver, env) == list(resolver)
+
+
+def test_the_program_walks_its_objects_once_or_not_at_all(tmp_path: Path) -> None:
+    """The collector at Python's default pace walked the modules, record classes and parsed
+    knowledge base of `gpuenv resolve` 45 times (7-10 ms of it); the program collects far less
+    often. A caller of gpuenv's library keeps its own pace."""
+    env = {**os.environ, "GPUENV_CACHE_DIR": str(tmp_path / "cache")}
+    argv = ["gpuenv", "resolve", "torch", "tensorflow", "--gpu", "8.6", "--os", "linux"]
+    code = (
+        "import gc, sys\n"
+        "runs = []\n"
+        "gc.callbacks.append(lambda phase, info: phase == 'start' and runs.append(1))\n"
+        f"sys.argv = {argv!r}\n"
+        "default = gc.get_threshold()\n"
+        "import gpuenv.cli\n"  # the library: the pace it found
+        "assert gc.get_threshold() == default, gc.get_threshold()\n"
+        "import atexit\n"
+        "atexit.register(lambda: sys.stderr.write(f'collections: {len(runs)}\\n'))\n"
+        "from gpuenv._entry import main\n"
+        "runs.clear()\n"
+        "main()\n"
+    )
+    for _ in range(2):  # the first run parses the knowledge base and writes its cache
+        done = subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120
+        )
+    assert done.returncode == 0, done.stderr
+    line = [x for x in done.stderr.splitlines() if x.startswith("collections: ")][-1]
+    assert int(line.split()[1]) <= 2, line
