@@ -118,7 +118,7 @@ def remove_workdir(path: str) -> None:
 
 def private_workdir(kind: str) -> AbstractContextManager[Path]:
     """A fresh folder only this user can use, removed afterwards (whatever happens inside)."""
-    import contextlib  # here: see make_workdir's callers above
+    import contextlib  # not at the top: the early uv start (make_workdir) goes without it
     from pathlib import Path
 
     @contextlib.contextmanager
