@@ -20,7 +20,7 @@ from gpuenv.uv import spawn as spawn_module
 from gpuenv.uv.spawn import Spawned, spawn
 
 PY = sys.executable
-posix_only = pytest.mark.skipif(not hasattr(os, "posix_spawn"), reason="no posix_spawn here")
+posix_only = pytest.mark.skipif(not hasattr(os, "posix_spawnp"), reason="no posix_spawn here")
 
 
 def _fds() -> set[str]:
@@ -34,6 +34,18 @@ def test_output_and_status_come_back_as_text() -> None:
     assert isinstance(child, Spawned)
     assert child.communicate(timeout=30) == ("out\nline", "err")
     assert child.returncode == 3 and child.poll() == 3
+
+
+@posix_only
+def test_a_bare_name_is_looked_for_on_path_as_popen_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tool = tmp_path / "bin" / "fake-uv"
+    tool.parent.mkdir()
+    tool.write_text("#!/bin/sh\necho found\n")
+    tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tool.parent}{os.pathsep}{os.environ['PATH']}")
+    assert spawn(["fake-uv"]).communicate(timeout=30)[0] == "found\n"
 
 
 @posix_only
@@ -156,7 +168,7 @@ def test_a_program_that_is_not_there_raises_and_leaks_nothing(tmp_path: Path) ->
 
 def test_without_posix_spawn_it_is_popen(monkeypatch: pytest.MonkeyPatch) -> None:
     """Windows has no posix_spawn: Popen, with the same pipes and text."""
-    monkeypatch.delattr(spawn_module.os, "posix_spawn", raising=False)
+    monkeypatch.delattr(spawn_module.os, "posix_spawnp", raising=False)
     code = "import sys; sys.stdout.write('out'); sys.stderr.write('err')"
     child = spawn([PY, "-c", code], stderr=False)
     assert isinstance(child, subprocess.Popen)
@@ -180,7 +192,7 @@ def test_a_posix_spawn_without_a_flag_it_needs_falls_back_to_popen(
     def unsupported(*args: object, **kwargs: object) -> int:
         raise NotImplementedError("setsid")
 
-    monkeypatch.setattr(spawn_module.os, "posix_spawn", unsupported)
+    monkeypatch.setattr(spawn_module.os, "posix_spawnp", unsupported)
     before = _fds()
     child = spawn([PY, "-c", "print('here')"], new_session=True)
     assert isinstance(child, subprocess.Popen)

@@ -103,10 +103,10 @@ def _left(deadline: Optional[float], args: list[str], timeout: Optional[float]) 
 
 
 def spawn(args: list[str], *, stderr: bool = True, new_session: bool = False) -> Process:
-    """`args` (args[0] a path) running with stdin from /dev/null, its stdout (and stderr, or
+    """`args` running with stdin from /dev/null, its stdout (and stderr, or
     /dev/null for it) piped back, and no other descriptor of this process; `new_session`: in a
     process group of its own. Raises OSError when it cannot start, as Popen does."""
-    inherited = _inheritable() if hasattr(os, "posix_spawn") else None
+    inherited = _inheritable() if hasattr(os, "posix_spawnp") else None
     if inherited is None:
         return _popen(args, stderr, new_session)
     pipes: dict[int, str] = {}
@@ -126,7 +126,8 @@ def spawn(args: list[str], *, stderr: bool = True, new_session: bool = False) ->
             actions.append((os.POSIX_SPAWN_DUP2, write, target))
         import _signal  # type: ignore[import-not-found]  # the module around it builds enums
 
-        pid = os.posix_spawn(
+        # spawnp: a bare name is looked for on PATH, as Popen does; a path is used as it is
+        pid = os.posix_spawnp(
             args[0],
             args,
             os.environ,
