@@ -148,8 +148,10 @@ def test_not_an_object_is_no_request(data: object) -> None:
         marshal.dumps(GOOD)[:-5],  # cut short
         marshal.dumps(compile("print(1)", "planted", "exec")),  # code, never run nor taken
         marshal.dumps({**GOOD, "options": (("--quiet",),)}),  # tuples are not lists
+        b"[\x01\x00\x00\x00" * 3000 + b"N",  # lists in lists, deeper than marshal reads
+        b"s\xff\xff\xff\x7f",  # a 2 GB string, announced
     ],
-    ids=["empty", "text", "bytes", "a-list", "cut-short", "code", "tuples"],
+    ids=["empty", "text", "bytes", "a-list", "cut-short", "code", "tuples", "deep", "huge"],
 )
 def test_a_broken_request_file_is_ignored(tmp_path: Path, index: str, content: bytes) -> None:
     path = stored_request(tmp_path, index)
