@@ -192,6 +192,6 @@ def _read(key: str) -> Optional[dict[str, Any]]:
     try:
         # the user's own file (read_entry): marshal is not meant for data from anyone else
         data = marshal.loads(raw) if raw is not None else None
-    except (ValueError, EOFError, TypeError):
+    except (ValueError, EOFError):
         return None
     return data if _valid(data) else None
