@@ -166,6 +166,20 @@ def test_a_program_that_is_not_there_raises_and_leaks_nothing(tmp_path: Path) ->
     assert _fds() == before
 
 
+@pytest.mark.parametrize("posix", [True, False], ids=["posix_spawn", "popen"])
+def test_the_child_gets_the_environment_it_is_given(
+    monkeypatch: pytest.MonkeyPatch, posix: bool
+) -> None:
+    if not posix:
+        monkeypatch.delattr(spawn_module.os, "posix_spawnp", raising=False)
+    elif not hasattr(os, "posix_spawnp"):
+        pytest.skip("no posix_spawn here")
+    env = {**os.environ, "GPUENV_SPAWN_TEST": "given"}
+    code = "import os; print(os.environ.get('GPUENV_SPAWN_TEST'))"
+    assert spawn([PY, "-c", code], env=env).communicate(timeout=30)[0] == "given\n"
+    assert spawn([PY, "-c", code]).communicate(timeout=30)[0] == "None\n"
+
+
 def test_without_posix_spawn_it_is_popen(monkeypatch: pytest.MonkeyPatch) -> None:
     """Windows has no posix_spawn: Popen, with the same pipes and text."""
     monkeypatch.delattr(spawn_module.os, "posix_spawnp", raising=False)

@@ -12,10 +12,20 @@ from gpuenv.envs.store import EnvLocation, interpreter
 from installrepos import InstallRepos, gpuenv, jax_plan, make_lock, run_in
 
 
-@pytest.mark.parametrize("home_inside", [False, True], ids=["home-elsewhere", "home-below-it"])
+@pytest.mark.parametrize(
+    ("home_inside", "working_dir"),
+    [(False, False), (True, False), (False, True)],
+    ids=["home-elsewhere", "home-below-it", "uv-working-dir-there"],
+)
 def test_an_install_from_a_shared_folder_ignores_what_was_planted_there(
-    install_repos: InstallRepos, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, home_inside: bool
+    install_repos: InstallRepos,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    home_inside: bool,
+    working_dir: bool,
 ) -> None:
+    """`working_dir`: UV_WORKING_DIR names the shared folder (uv would change to it and read
+    its uv.toml): the work folder gpuenv names to uv wins."""
     lockfile = make_lock(install_repos, tmp_path / "jax.lock.yml", jax_plan())
     shared = tmp_path / "shared-tmp"
     shared.mkdir()
@@ -29,6 +39,8 @@ def test_an_install_from_a_shared_folder_ignores_what_was_planted_there(
     monkeypatch.setenv("TMPDIR", str(shared))
     if home_inside:  # even gpuenv's own folders below it: its work folder ends uv's search
         monkeypatch.setenv("GPUENV_HOME", str(shared / "home"))
+    if working_dir:
+        monkeypatch.setenv("UV_WORKING_DIR", str(shared))
     done = gpuenv("install", str(lockfile), "--name", "lab")
     assert done.returncode == 0, done.stderr
     assert not elsewhere.exists()

@@ -85,6 +85,30 @@ def test_under_q_or_off_a_terminal_nothing_extra_is_shown(
     assert not uv_progress.shows_progress()
 
 
+@pytest.mark.parametrize("on_terminal", [True, False], ids=["terminal", "no-terminal"])
+def test_uv_is_told_its_work_folder_over_the_users_uv_working_dir(
+    terminal: tuple[int, Callable[[], None]],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    on_terminal: bool,
+) -> None:
+    """uv moves to UV_WORKING_DIR before it reads any configuration: the user's (a shared
+    /tmp, say) is replaced by the work folder uv runs in, on either path."""
+    terminal[1]()
+    if not on_terminal:
+        output.set_verbosity(output.QUIET)
+    monkeypatch.setenv("UV_WORKING_DIR", str(tmp_path / "planted"))
+    work = tmp_path / "work"
+    work.mkdir()
+    try:
+        assert uv_progress.shows_progress() is on_terminal
+        code = "import os; print(os.environ['UV_WORKING_DIR'])"
+        done = uv_progress.run_uv([sys.executable, "-c", code], work, timeout=60)
+    finally:
+        output.set_verbosity(output.NORMAL)
+    assert done.stdout.strip() == str(work)
+
+
 def test_a_uv_that_hangs_is_stopped_at_the_deadline(
     terminal: tuple[int, Callable[[], None]], tmp_path: Path
 ) -> None:

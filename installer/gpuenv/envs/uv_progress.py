@@ -32,10 +32,14 @@ def shows_progress() -> bool:
 
 def run_uv(cmd: list[str], cwd: Path, timeout: float) -> subprocess.CompletedProcess[str]:
     """`cmd`, its stdout and stderr captured as text (escape sequences removed); on a terminal
-    uv's stderr is shown as it runs too. TimeoutExpired past `timeout` (the process killed)."""
+    uv's stderr is shown as it runs too. TimeoutExpired past `timeout` (the process killed).
+    uv works in `cwd` whatever UV_WORKING_DIR says (fs.workdir.uv_environment)."""
+    from gpuenv.fs.workdir import uv_environment
+
+    env = uv_environment(str(cwd))
     if not shows_progress():
         return subprocess.run(
-            cmd, capture_output=True, text=True, timeout=timeout, check=False, cwd=cwd
+            cmd, capture_output=True, text=True, timeout=timeout, check=False, cwd=cwd, env=env
         )
     import pty
 
@@ -43,7 +47,7 @@ def run_uv(cmd: list[str], cwd: Path, timeout: float) -> subprocess.CompletedPro
     _same_size(sys.stderr.fileno(), slave)
     try:
         process = subprocess.Popen(
-            cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave, cwd=cwd
+            cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=slave, cwd=cwd, env=env
         )
     finally:
         os.close(slave)

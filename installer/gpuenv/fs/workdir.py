@@ -110,6 +110,13 @@ def make_workdir(kind: str) -> str:
     raise WorkdirError(f"cannot make a work folder in {root}: every name tried was taken")
 
 
+def uv_environment(work: str) -> dict[str, str]:
+    """This process's environment for uv run in `work`, with UV_WORKING_DIR naming it: uv looks
+    for configuration and a workspace root from its working folder, and a UV_WORKING_DIR of the
+    user's would move it from `work` to wherever that names."""
+    return {**os.environ, "UV_WORKING_DIR": work}
+
+
 def remove_workdir(path: str) -> None:
     import shutil
 

@@ -175,7 +175,7 @@ class PipCompile:
         assert self._work is not None
         cmd = self._command(with_cutoff)
         log_command(cmd)
-        return uv_start.run(cmd)
+        return uv_start.run(cmd, str(self._work))
 
     def _wait(self) -> tuple[int, str]:
         assert self._process is not None

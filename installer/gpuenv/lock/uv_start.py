@@ -28,10 +28,6 @@ def compile_command(
     constraints)."""
     return [
         uv,
-        # uv's working folder: where it looks for configuration and a workspace root, this
-        # private folder and not the user's (UV_WORKING_DIR is overridden too)
-        "--directory",
-        work,
         "pip",
         "compile",
         os.path.join(work, PROJECT),
@@ -45,11 +41,12 @@ def compile_command(
     ]
 
 
-def run(cmd: list[str]) -> Process:
-    """A command of compile_command, running (it names its own working folder)."""
+def run(cmd: list[str], work: str) -> Process:
+    """A command of compile_command, running in `work` (fs.workdir.uv_environment)."""
+    from gpuenv.fs.workdir import uv_environment
     from gpuenv.uv.spawn import spawn
 
-    return spawn(cmd)
+    return spawn(cmd, env=uv_environment(work))
 
 
 def start(
@@ -69,7 +66,7 @@ def start(
         for name, text in ((PROJECT, project), (CONSTRAINTS, constraints)):
             with open(os.path.join(work, name), "w", encoding="utf-8") as fh:
                 fh.write(text)
-        return run(compile_command(uv, work, options, index_args, cutoff)), work
+        return run(compile_command(uv, work, options, index_args, cutoff), work), work
     except BaseException:
         remove_workdir(work)
         raise

@@ -14,6 +14,7 @@ import os
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing: see _entry
 if TYPE_CHECKING:
     import subprocess
+    from collections.abc import Mapping
     from typing import Optional, Union
 
     Process = Union["Spawned", subprocess.Popen[str]]
@@ -102,13 +103,21 @@ def _left(deadline: Optional[float], args: list[str], timeout: Optional[float]) 
     return left
 
 
-def spawn(args: list[str], *, stderr: bool = True, new_session: bool = False) -> Process:
+def spawn(
+    args: list[str],
+    *,
+    env: Optional[Mapping[str, str]] = None,
+    stderr: bool = True,
+    new_session: bool = False,
+) -> Process:
     """`args` running with stdin from /dev/null, its stdout (and stderr, or
     /dev/null for it) piped back, and no other descriptor of this process; `new_session`: in a
-    process group of its own. Raises OSError when it cannot start, as Popen does."""
+    process group of its own; `env`: its environment (this process's by default). Raises
+    OSError when it cannot start, as Popen does."""
     inherited = _inheritable() if hasattr(os, "posix_spawnp") else None
+    env = os.environ if env is None else env
     if inherited is None:
-        return _popen(args, stderr, new_session)
+        return _popen(args, env, stderr, new_session)
     pipes: dict[int, str] = {}
     ends: list[int] = []  # the child's ends: closed here once it has them
     try:
@@ -130,7 +139,7 @@ def spawn(args: list[str], *, stderr: bool = True, new_session: bool = False) ->
         pid = os.posix_spawnp(
             args[0],
             args,
-            os.environ,
+            env,
             file_actions=actions,
             setsid=new_session,
             # Python ignores SIGPIPE and SIGXFSZ; a child (pyenv's shell shims) expects them
@@ -138,7 +147,7 @@ def spawn(args: list[str], *, stderr: bool = True, new_session: bool = False) ->
         )
     except NotImplementedError:  # a flag this system's posix_spawn lacks (setsid on old macOS)
         _close([*pipes, *ends])
-        return _popen(args, stderr, new_session)
+        return _popen(args, env, stderr, new_session)
     except BaseException:
         _close([*pipes, *ends])
         raise
@@ -170,11 +179,14 @@ def _inheritable() -> Optional[list[int]]:
     return None
 
 
-def _popen(args: list[str], stderr: bool, new_session: bool) -> subprocess.Popen[str]:
+def _popen(
+    args: list[str], env: Mapping[str, str], stderr: bool, new_session: bool
+) -> subprocess.Popen[str]:
     import subprocess
 
     return subprocess.Popen(
         args,
+        env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE if stderr else subprocess.DEVNULL,
