@@ -47,9 +47,11 @@ def start_early() -> None:
     if _asked is None:
         return
     uv, version = _asked
+    from gpuenv.fs.workdir import WorkdirError
+
     try:
         process = start_search(uv, version)
-    except OSError:
+    except (OSError, WorkdirError):
         return  # the install starts it again when it asks, and says why if it fails
     _early = (uv, version, process)
 
@@ -79,12 +81,16 @@ def cancel_unclaimed() -> None:
 
 
 def start_search(uv: str, version: str) -> Process:
-    """uv's search, running (python_check's searches start here too)."""
+    """uv's search, running (python_check's searches start here too), in gpuenv's work root
+    (fs.workdir.uv_question_place): uv moves there itself, so the shims it runs start there too."""
+    from gpuenv.fs.workdir import uv_question_place
     from gpuenv.uv.spawn import spawn
 
+    _, env = uv_question_place()
     return spawn(
         # --system: the interpreter `uv venv` would build on, never a virtual environment's
         [uv, "python", "find", "--system", "--no-project", version],
+        env=env,
         stderr=False,
         # a group of its own, so that stopping it stops what uv started too (pyenv's shims, the
         # interpreter they run): those would hold its output open, and stop_search would wait

@@ -190,9 +190,18 @@ def _no_download_for(uv: str, version: str) -> str | None:
 
 
 def _query(cmd: list[str]) -> subprocess.CompletedProcess[str] | None:
+    from gpuenv.fs.workdir import uv_question_place
+
+    where, env = uv_question_place()
     try:
         return subprocess.run(
-            cmd, capture_output=True, text=True, timeout=UV_QUERY_TIMEOUT, check=False
+            cmd,
+            capture_output=True,
+            text=True,
+            timeout=UV_QUERY_TIMEOUT,
+            check=False,
+            cwd=where,
+            env=env,
         )
     except (OSError, subprocess.TimeoutExpired):
         return None

@@ -117,6 +117,15 @@ def uv_environment(work: str) -> dict[str, str]:
     return {**os.environ, "UV_WORKING_DIR": work}
 
 
+def uv_question_place() -> tuple[str, dict[str, str]]:
+    """The folder, and the environment (uv_environment), for a uv that only answers a question
+    (`uv python find`, `uv cache dir`, its help): gpuenv's checked work root. Never the user's
+    working folder, nor one UV_WORKING_DIR names: a `uv.toml` there, or in a folder above, would
+    shape the answer (which interpreter the install builds on, where uv's cache is)."""
+    root = checked_work_root_text()
+    return root, uv_environment(root)
+
+
 def remove_workdir(path: str) -> None:
     import shutil
 

@@ -349,6 +349,9 @@ _UV_DEFAULT = re.compile(r"--default-index\b.*?\(by\s+default:\s+<([^>\s]+)>\)",
 @lru_cache(maxsize=4)
 def uv_builtin_default_index(uv: str) -> str:
     """uv's built-in default index, read from its own help text (once per uv binary)."""
+    from gpuenv.fs.workdir import uv_question_place
+
+    where, env = uv_question_place()
     try:
         done = subprocess.run(
             [uv, "pip", "compile", "--help"],
@@ -356,6 +359,8 @@ def uv_builtin_default_index(uv: str) -> str:
             text=True,
             timeout=30,
             check=False,
+            cwd=where,
+            env=env,
         )
     except (OSError, subprocess.TimeoutExpired):
         done = None

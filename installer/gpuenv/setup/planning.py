@@ -145,20 +145,14 @@ def python_available(version: str, machine: Machine, say: Say, *, may_install: b
     from gpuenv.uv.binary import find_uv
 
     uv = find_uv()
-    found = subprocess.run(
-        [uv, "python", "find", version], capture_output=True, text=True, check=False
-    )
-    if found.returncode == 0:
+    # the question the install asks (envs.early_python): a virtual environment's Python, or a
+    # project's pin, is never what an install builds on
+    if _uv([uv, "python", "find", "--system", "--no-project", version]).returncode == 0:
         return True
     if not may_install:  # a dry run plans what the real run would: could uv download it?
         if os.environ.get("UV_PYTHON_DOWNLOADS", "").lower() == "never":
             return False
-        offered = subprocess.run(
-            [uv, "python", "list", version, "--only-downloads"],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        offered = _uv([uv, "python", "list", version, "--only-downloads"])
         if offered.returncode != 0 or not offered.stdout.strip():
             return False
         say(f"Python {version} is not installed: the real run would ask uv to download it")
@@ -168,13 +162,18 @@ def python_available(version: str, machine: Machine, say: Say, *, may_install: b
 
     log_command([uv, "python", "install", version])
     try:
-        got = subprocess.run(
-            [uv, "python", "install", version],
-            capture_output=True,
-            text=True,
-            timeout=600,
-            check=False,
-        )
+        got = _uv([uv, "python", "install", version], timeout=600)
     except subprocess.TimeoutExpired:
         return False
     return got.returncode == 0
+
+
+def _uv(cmd: list[str], timeout: Optional[float] = None) -> subprocess.CompletedProcess[str]:
+    """`cmd` run where gpuenv runs uv (fs.workdir.uv_question_place): a `uv.toml` in the user's
+    working folder (a download mirror, a Python preference) has no say."""
+    from gpuenv.fs.workdir import uv_question_place
+
+    where, env = uv_question_place()
+    return subprocess.run(
+        cmd, capture_output=True, text=True, timeout=timeout, check=False, cwd=where, env=env
+    )
