@@ -306,24 +306,12 @@ def uv_cache(uv: str) -> tuple[Optional[Path], Optional[int]]:
 
 
 def _ask_uv(cmd: list[str]) -> Optional[str]:
-    """uv's answer, asked where gpuenv runs uv (fs.workdir.uv_question_place): the cache its
-    locks and installs use, never one a `uv.toml` in the user's working folder names."""
-    import subprocess
+    """uv's last line of answer, asked where gpuenv runs uv (uv.question): the cache its locks
+    and installs use, never one a `uv.toml` in the user's working folder names."""
+    from gpuenv.uv.question import ask_uv
 
-    from gpuenv.fs.workdir import uv_question_place
-
-    where, env = uv_question_place()
-    try:
-        done = subprocess.run(
-            cmd,
-            capture_output=True,
-            text=True,
-            timeout=UV_QUERY_TIMEOUT,
-            check=False,
-            cwd=where,
-            env=env,
-        )
-    except (OSError, subprocess.TimeoutExpired):
+    done = ask_uv(cmd, UV_QUERY_TIMEOUT)
+    if done is None:
         return None
     lines = done.stdout.strip().splitlines()
     return lines[-1].strip() if done.returncode == 0 and lines else None

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Optional
 
 from gpuenv.envs.early_python import start_search, stop_search
 from gpuenv.envs.errors import InstallError
+from gpuenv.uv.question import ask_uv
 
 if TYPE_CHECKING:  # a lookup starts before the lockfile stack is imported
     from gpuenv.lock.model import LockedEnvironment
@@ -175,7 +176,8 @@ def _why_no_download(offline: bool) -> str | None:
 def _no_download_for(uv: str, version: str) -> str | None:
     """None if uv offers a CPython `version` for this platform (its list is built in: no
     network is used to answer)."""
-    done = _query([uv, "python", "list", version, "--only-downloads", "--output-format", "json"])
+    command = [uv, "python", "list", version, "--only-downloads", "--output-format", "json"]
+    done = ask_uv(command, UV_QUERY_TIMEOUT)
     if done is None or done.returncode != 0:
         return "uv could not say whether it can download it"
     try:
@@ -187,21 +189,3 @@ def _no_download_for(uv: str, version: str) -> str | None:
     ):
         return None
     return "uv has no download of it for this machine"
-
-
-def _query(cmd: list[str]) -> subprocess.CompletedProcess[str] | None:
-    from gpuenv.fs.workdir import uv_question_place
-
-    where, env = uv_question_place()
-    try:
-        return subprocess.run(
-            cmd,
-            capture_output=True,
-            text=True,
-            timeout=UV_QUERY_TIMEOUT,
-            check=False,
-            cwd=where,
-            env=env,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None

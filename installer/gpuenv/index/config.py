@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -349,21 +348,9 @@ _UV_DEFAULT = re.compile(r"--default-index\b.*?\(by\s+default:\s+<([^>\s]+)>\)",
 @lru_cache(maxsize=4)
 def uv_builtin_default_index(uv: str) -> str:
     """uv's built-in default index, read from its own help text (once per uv binary)."""
-    from gpuenv.fs.workdir import uv_question_place
+    from gpuenv.uv.question import ask_uv
 
-    where, env = uv_question_place()
-    try:
-        done = subprocess.run(
-            [uv, "pip", "compile", "--help"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-            cwd=where,
-            env=env,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        done = None
+    done = ask_uv([uv, "pip", "compile", "--help"], timeout=30)
     found = _UV_DEFAULT.search(done.stdout) if done else None
     if not found:
         raise IndexConfigError(

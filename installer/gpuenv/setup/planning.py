@@ -5,7 +5,6 @@ Python this machine has or uv can fetch."""
 from __future__ import annotations
 
 import os
-import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -143,17 +142,19 @@ def python_available(version: str, machine: Machine, say: Say, *, may_install: b
     if any(major_minor(p.version) == version for p in machine.pythons):
         return True
     from gpuenv.uv.binary import find_uv
+    from gpuenv.uv.question import ask_uv
 
     uv = find_uv()
     # the question the install asks (envs.early_python): a virtual environment's Python, or a
     # project's pin, is never what an install builds on
-    if _uv([uv, "python", "find", "--system", "--no-project", version]).returncode == 0:
+    found = ask_uv([uv, "python", "find", "--system", "--no-project", version], timeout=60)
+    if found is not None and found.returncode == 0:
         return True
     if not may_install:  # a dry run plans what the real run would: could uv download it?
         if os.environ.get("UV_PYTHON_DOWNLOADS", "").lower() == "never":
             return False
-        offered = _uv([uv, "python", "list", version, "--only-downloads"])
-        if offered.returncode != 0 or not offered.stdout.strip():
+        offered = ask_uv([uv, "python", "list", version, "--only-downloads"], timeout=60)
+        if offered is None or offered.returncode != 0 or not offered.stdout.strip():
             return False
         say(f"Python {version} is not installed: the real run would ask uv to download it")
         return True
@@ -161,19 +162,5 @@ def python_available(version: str, machine: Machine, say: Say, *, may_install: b
     from gpuenv.output import log_command
 
     log_command([uv, "python", "install", version])
-    try:
-        got = _uv([uv, "python", "install", version], timeout=600)
-    except subprocess.TimeoutExpired:
-        return False
-    return got.returncode == 0
-
-
-def _uv(cmd: list[str], timeout: Optional[float] = None) -> subprocess.CompletedProcess[str]:
-    """`cmd` run where gpuenv runs uv (fs.workdir.uv_question_place): a `uv.toml` in the user's
-    working folder (a download mirror, a Python preference) has no say."""
-    from gpuenv.fs.workdir import uv_question_place
-
-    where, env = uv_question_place()
-    return subprocess.run(
-        cmd, capture_output=True, text=True, timeout=timeout, check=False, cwd=where, env=env
-    )
+    got = ask_uv([uv, "python", "install", version], timeout=600)
+    return got is not None and got.returncode == 0
