@@ -327,6 +327,11 @@ def test_uv_starts_before_the_lockfile_writer_and_the_probe_are_imported(
         "packaging.tags",
         "gpuenv.recipes.check",  # the knowledge base's own checks: never a lock's business
         "gpuenv.maint.online",
+        # modules the lock uses only once uv runs: 7 ms of imports before uv (a cold lock)
+        "hashlib",  # the written lockfile's hash
+        "shutil",  # atomic writes
+        "tempfile",
+        "subprocess",  # uv starts without it (gpuenv.uv.spawn)
     )
     out = tmp_path / "jax.conda-lock.yml"
     code = (

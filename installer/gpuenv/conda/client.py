@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from typing import Any
 
@@ -17,6 +16,8 @@ class CondaError(GpuenvError, RuntimeError):
 
 
 def run_rattler(request: dict[str, Any], timeout: float = RATTLER_TIMEOUT) -> dict[str, Any]:
+    import subprocess  # not at the top: `gpuenv lock` imports this module before uv starts
+
     from gpuenv import output
 
     shown = {k: v for k, v in request.items() if k != "records"}  # records are many and long

@@ -10,9 +10,7 @@ message naming the path and what to do (exit 1), with no temporary file left beh
 from __future__ import annotations
 
 import os
-import shutil
 import stat
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Optional
@@ -103,6 +101,9 @@ def atomic_write(
     folder beside it, then move it onto `path` in one rename. With `root`, every folder from
     `root` down to the target's must not be a link (checked before and again just before the
     rename); the new file gets `mode` when given (else the umask decides)."""
+    import shutil  # these two not at the top: `gpuenv lock` checks its -o before it starts uv,
+    import tempfile  # and writes only after uv answers
+
     path = Path(path)
     check_output_path(path)
     if root is not None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Optional
 
@@ -10,6 +9,8 @@ from typing import Optional
 def file_sha256(path: Path) -> Optional[str]:
     """The file's content hash; None when there is no regular file (yet). Only a regular file is
     opened: a pipe or a device given as -o would block or never end (lock then refuses it)."""
+    import hashlib  # not at the top: `gpuenv lock` imports this before it starts uv
+
     from gpuenv.fs.safe_paths import is_regular_file
 
     if not is_regular_file(path):

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 import re
-import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -178,6 +177,8 @@ class PipCompile:
         return uv_start.run(cmd, str(self._work))
 
     def _wait(self) -> tuple[int, str]:
+        import subprocess  # its TimeoutExpired; not at the top, as uv starts without it (uv.spawn)
+
         assert self._process is not None
         try:
             _, stderr = self._process.communicate(timeout=UV_TIMEOUT)
