@@ -127,7 +127,7 @@ def test_a_read_only_folder_is_exit_1(tmp_path: Path, monkeypatch: pytest.Monkey
     def refuse(*args: Any, **kwargs: Any) -> str:
         raise OSError(errno.EROFS, "Read-only file system")
 
-    monkeypatch.setattr(aw.tempfile, "mkdtemp", refuse)
+    monkeypatch.setattr("tempfile.mkdtemp", refuse)
     with pytest.raises(aw.OutputWriteError, match="not writable"):
         aw.atomic_write(tmp_path / "out.yml", _write("x"))
     assert list(tmp_path.iterdir()) == []
