@@ -12,13 +12,14 @@ from gpuenv.versions import version_key
 
 
 def candidates(
-    kb: KnowledgeBase, target: Target, req: FrameworkRequirement
+    kb: KnowledgeBase, target: Target, req: FrameworkRequirement, *, cpu: bool = True
 ) -> tuple[list[Candidate], list[Candidate], list[Rejection]]:
     """GPU candidates (newest release first, newest CUDA first), then one CPU candidate per
     release (newest first), then CUDA builds that would run on the CPU dragging gigabytes of
-    CUDA libraries along (a last resort), and every rejection."""
+    CUDA libraries along (a last resort), and every rejection. `cpu=False` leaves the CPU
+    candidates out (cpu_fallbacks gives them), where they explain nothing (cpu_explains)."""
     gpu: list[Candidate] = []
-    cpu: list[Candidate] = []
+    cpu_ones: list[Candidate] = []
     heavy: list[Candidate] = []
     rejected: list[Rejection] = []
     for release in kb.framework(req.framework).releases:  # newest first
@@ -33,17 +34,48 @@ def candidates(
                     gpu.append(outcome)
                 elif not _published_elsewhere(outcome, release, build, target.platform):
                     rejected.append(outcome)
-        for build in _cpu_options(release, target.platform, req):
-            outcome = evaluate(kb, target, req, release, build, on_cpu=build.is_gpu)
-            if isinstance(outcome, Candidate):
-                (heavy if _is_heavy_on_cpu(build) else cpu).append(outcome)
-                break
-            # a GPU machine's CPU fallbacks, or builds for other platforms, explain nothing,
-            # except a build the sources lack: that explains a lock's fallback to an older one
-            explains = not target.wants_gpu or req.cpu_only or outcome.rule == "unavailable"
-            if explains and outcome.rule != "platform":
-                rejected.append(outcome)
-    return gpu, cpu + heavy, rejected
+        if cpu:
+            _cpu_candidate(kb, target, req, release, cpu_ones, heavy, rejected)
+    return gpu, cpu_ones + heavy, rejected
+
+
+def cpu_explains(target: Target, req: FrameworkRequirement) -> bool:
+    """Whether a CPU option's rejection is kept (explains something): on a CPU plan, or where a
+    build the reachable sources lack explains a lock's fallback to an older release."""
+    return not target.wants_gpu or req.cpu_only or target.available is not None
+
+
+def cpu_fallbacks(kb: KnowledgeBase, target: Target, req: FrameworkRequirement) -> list[Candidate]:
+    """The CPU candidates candidates(cpu=False) left out, ranked as it ranks them; only where
+    cpu_explains is False (their rejections are not kept)."""
+    cpu_ones: list[Candidate] = []
+    heavy: list[Candidate] = []
+    for release in kb.framework(req.framework).releases:
+        _cpu_candidate(kb, target, req, release, cpu_ones, heavy, [])
+    return cpu_ones + heavy
+
+
+def _cpu_candidate(
+    kb: KnowledgeBase,
+    target: Target,
+    req: FrameworkRequirement,
+    release: Release,
+    cpu: list[Candidate],
+    heavy: list[Candidate],
+    rejected: list[Rejection],
+) -> None:
+    """The release's best way to run on the CPU, added to `cpu` or `heavy`; the rejections on
+    the way that explain something, to `rejected`."""
+    for build in _cpu_options(release, target.platform, req):
+        outcome = evaluate(kb, target, req, release, build, on_cpu=build.is_gpu)
+        if isinstance(outcome, Candidate):
+            (heavy if _is_heavy_on_cpu(build) else cpu).append(outcome)
+            return
+        # a GPU machine's CPU fallbacks, or builds for other platforms, explain nothing,
+        # except a build the sources lack: that explains a lock's fallback to an older one
+        explains = not target.wants_gpu or req.cpu_only or outcome.rule == "unavailable"
+        if explains and outcome.rule != "platform":
+            rejected.append(outcome)
 
 
 def _published_elsewhere(

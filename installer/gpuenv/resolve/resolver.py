@@ -11,7 +11,7 @@ from gpuenv.machine import Machine
 from gpuenv.recipes import KnowledgeBase, load_knowledge_base
 from gpuenv.resolve import explain
 from gpuenv.resolve.assemble import assemble
-from gpuenv.resolve.candidates import candidates
+from gpuenv.resolve.candidates import candidates, cpu_explains, cpu_fallbacks
 from gpuenv.resolve.combine import Conflict, best_combination, nvidia_wheels
 from gpuenv.resolve.plan import DEFAULT_REQUIREMENTS, Plan
 from gpuenv.resolve.requirements import (
@@ -135,16 +135,28 @@ def _resolve(
             f" {asked_cpu[0].framework} instead"
         )
 
+    # The search meets every combination with all frameworks on the GPU before any other
+    # (combine), so where the CPU candidates explain nothing they are evaluated only when no
+    # such combination fits: 243 of the 639 builds `resolve torch tensorflow` weighed on a GPU
+    # machine were each release's CPU fallback (1-2 ms).
+    later = not any(cpu_explains(target, req) for req in reqs)
     ranked: list[list[Candidate]] = []
     gpu_counts: list[int] = []
     rejections: list[Rejection] = []
     for req in reqs:
-        gpu, cpu, rejected = candidates(kb, target, req)
+        gpu, cpu, rejected = candidates(kb, target, req, cpu=not later)
         rejections.extend(rejected)
         ranked.append(gpu + cpu)
         gpu_counts.append(len(gpu))
 
-    chosen, conflicts = best_combination(ranked, gpu_counts, kb)
+    chosen: Optional[tuple[Candidate, ...]] = None
+    conflicts: list[Conflict] = []
+    if later:
+        chosen, conflicts = best_combination(ranked, gpu_counts, kb)
+    if chosen is None:
+        if later:
+            ranked = [r + cpu_fallbacks(kb, target, req) for r, req in zip(ranked, reqs)]
+        chosen, conflicts = best_combination(ranked, gpu_counts, kb)
     if chosen is None:
         raise ResolveError(
             explain.infeasible(reqs, ranked, rejections, [c.message for c in conflicts], kb)
