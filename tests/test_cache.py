@@ -324,6 +324,60 @@ def test_a_file_that_grows_past_the_limit_while_it_is_read_is_refused(
     assert len(calls) == 2
 
 
+def test_a_file_that_grows_while_it_is_read_is_read_no_further_than_the_limit(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """One read takes the size fstat gave; the reads after it stop one byte past the limit,
+    however much the file has grown (a planted entry cannot make gpuenv read gigabytes)."""
+    from gpuenv.fs import private_read
+
+    folder = tmp_path / "c"
+    folder.mkdir(mode=0o700)
+    entry = folder / "k.pickle"
+    entry.write_bytes(b"x" * 1000)
+    entry.chmod(0o600)
+    real_read = os.read
+    got: list[int] = []
+
+    def read_then_grow(fd: int, n: int) -> bytes:
+        chunk = real_read(fd, n)
+        if not got:  # after the first read: it grows by 3 MiB
+            with entry.open("ab") as fh:
+                fh.write(b"y" * (3 << 20))
+        got.append(len(chunk))
+        return chunk
+
+    monkeypatch.setattr(os, "read", read_then_grow)
+    data, why = private_read.read_private(folder, "k.pickle", 1200)
+    assert data is None and why == f"{entry} is larger than 1200 bytes"
+    assert got[0] == 1000 and sum(got) == 1201
+
+
+def test_an_entry_larger_than_a_read_block_is_read_at_once(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The knowledge base's pickle (1.5 MB) comes in one read, not in blocks copied together."""
+    from gpuenv.fs import private_read
+
+    folder = tmp_path / "c"
+    folder.mkdir(mode=0o700)
+    entry = folder / "kb.pickle"
+    entry.write_bytes(b"x" * (3 << 20))
+    entry.chmod(0o600)
+    real_read = os.read
+    got: list[int] = []
+
+    def counted(fd: int, n: int) -> bytes:
+        chunk = real_read(fd, n)
+        got.append(len(chunk))
+        return chunk
+
+    monkeypatch.setattr(os, "read", counted)
+    data, _ = private_read.read_private(folder, "kb.pickle", 8 << 20)
+    assert data is not None and len(data) == 3 << 20
+    assert got == [3 << 20, 0]  # the file, then its end
+
+
 def test_a_linked_file_is_refused_with_the_reason_in_words(tmp_path: Path) -> None:
     from gpuenv.fs.private_read import read_private
 

@@ -82,17 +82,21 @@ def read_private(folder: Folder, name: str, limit: int) -> tuple[Optional[bytes]
             return None, f"{path} is larger than {limit} bytes"
         chunks = []
         left = limit + 1
+        # the whole file in one read, and no copy to join it (the knowledge base's 1.5 MB: 1 ms
+        # of every resolve), unless it grows meanwhile; never more than the limit, plus one byte
+        want = min(left, info.st_size + 1)
         while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
+            chunk = os.read(fd, want)
             if not chunk:
                 break
             chunks.append(chunk)
             left -= len(chunk)
+            want = min(left, 1 << 20)
     except OSError as exc:
         return None, f"{path}: {exc.strerror or exc}"
     finally:
         os.close(fd)
-    data = b"".join(chunks)
+    data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
     if len(data) > limit:
         return None, f"{path} is larger than {limit} bytes"
     return data, "ok"
