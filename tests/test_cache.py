@@ -297,17 +297,23 @@ def test_a_folder_swapped_for_a_link_after_its_check_is_not_read_through(
     assert swapped
 
 
+def _private_entry(tmp_path: Path, name: str, content: bytes) -> tuple[Path, Path]:
+    """A private cache folder holding one private file: the folder and the file."""
+    folder = tmp_path / "c"
+    folder.mkdir(mode=0o700)
+    entry = folder / name
+    entry.write_bytes(content)
+    entry.chmod(0o600)
+    return folder, entry
+
+
 def test_a_file_that_grows_past_the_limit_while_it_is_read_is_refused(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     """The size is checked on what was read, not only on fstat's answer before it."""
     from gpuenv.fs import private_read
 
-    folder = tmp_path / "c"
-    folder.mkdir(mode=0o700)
-    entry = folder / "k.pickle"
-    entry.write_bytes(b"x" * 1000)
-    entry.chmod(0o600)
+    folder, entry = _private_entry(tmp_path, "k.pickle", b"x" * 1000)
     check = private_read.why_not_private
     calls: list[int] = []
 
@@ -331,11 +337,7 @@ def test_a_file_that_grows_while_it_is_read_is_read_no_further_than_the_limit(
     however much the file has grown (a planted entry cannot make gpuenv read gigabytes)."""
     from gpuenv.fs import private_read
 
-    folder = tmp_path / "c"
-    folder.mkdir(mode=0o700)
-    entry = folder / "k.pickle"
-    entry.write_bytes(b"x" * 1000)
-    entry.chmod(0o600)
+    folder, entry = _private_entry(tmp_path, "k.pickle", b"x" * 1000)
     real_read = os.read
     got: list[int] = []
 
@@ -359,11 +361,7 @@ def test_an_entry_larger_than_a_read_block_is_read_at_once(
     """The knowledge base's pickle (1.5 MB) comes in one read, not in blocks copied together."""
     from gpuenv.fs import private_read
 
-    folder = tmp_path / "c"
-    folder.mkdir(mode=0o700)
-    entry = folder / "kb.pickle"
-    entry.write_bytes(b"x" * (3 << 20))
-    entry.chmod(0o600)
+    folder, entry = _private_entry(tmp_path, "kb.pickle", b"x" * (3 << 20))
     real_read = os.read
     got: list[int] = []
 
