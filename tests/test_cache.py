@@ -361,7 +361,7 @@ def test_an_entry_larger_than_a_read_block_is_read_at_once(
     """The knowledge base's pickle (1.5 MB) comes in one read, not in blocks copied together."""
     from gpuenv.fs import private_read
 
-    folder, entry = _private_entry(tmp_path, "kb.pickle", b"x" * (3 << 20))
+    folder, _ = _private_entry(tmp_path, "kb.pickle", b"x" * (3 << 20))
     real_read = os.read
     got: list[int] = []
 
