@@ -52,32 +52,66 @@ def nvidia_wheels(cand: Candidate, kb: Optional[KnowledgeBase]) -> tuple[str, ..
 
 def conflict(chosen: Sequence[Candidate], kb: Optional[KnowledgeBase] = None) -> Optional[Conflict]:
     """Why these candidates cannot share one environment, or None."""
+    return _conflict(chosen, _Wheels(kb))
+
+
+class _Wheels:
+    """The NVIDIA wheels each candidate brings, by name and by library, worked out once per
+    search: the search weighs each candidate against many others (90 combinations, ~2 ms of
+    `resolve torch tensorflow`, were mostly this). Keyed by identity: the candidates outlive it."""
+
+    def __init__(self, kb: Optional[KnowledgeBase]) -> None:
+        self.kb = kb
+        self._named: dict[int, tuple[tuple[str, str], ...]] = {}
+        self._libraries: dict[int, tuple[tuple[str, str, str], ...]] = {}
+
+    def named(self, cand: Candidate) -> tuple[tuple[str, str], ...]:
+        """(project name, requirement text) of each NVIDIA wheel the candidate brings."""
+        found = self._named.get(id(cand))
+        if found is None:
+            found = self._named[id(cand)] = _named(nvidia_wheels(cand, self.kb))
+        return found
+
+    def libraries(self, cand: Candidate) -> tuple[tuple[str, str, str], ...]:
+        """(nvidia.toml library, project name, requirement text) of each of those wheels that
+        belongs to a library; none without a knowledge base."""
+        found = self._libraries.get(id(cand))
+        if found is None:
+            kb = self.kb
+            found = tuple(
+                (library, name, text)
+                for name, text in self.named(cand)
+                if kb is not None and (library := kb.library_of(name)) is not None
+            )
+            self._libraries[id(cand)] = found
+        return found
+
+
+def _conflict(chosen: Sequence[Candidate], wheels: _Wheels) -> Optional[Conflict]:
     if len(chosen) > 1 and not common_pythons(chosen):
         parts = "; ".join(f"{c.label}: {', '.join(c.pythons)}" for c in chosen)
         return Conflict(f"no Python version in common ({parts})")
     return (
-        _shared_folder_conflict(chosen, kb)
-        or _unknown_pins_conflict(chosen, kb)
+        _shared_folder_conflict(chosen, wheels)
+        or _unknown_pins_conflict(chosen, wheels)
         or _library_conflict(chosen)
     )
 
 
-def _unknown_pins_conflict(
-    chosen: Sequence[Candidate], kb: Optional[KnowledgeBase]
-) -> Optional[Conflict]:
+def _unknown_pins_conflict(chosen: Sequence[Candidate], wheels: _Wheels) -> Optional[Conflict]:
     """A GPU build whose NVIDIA wheel versions are not recorded cannot be shown to agree with
     another framework taking the same NVIDIA packages (or, where not even the packages are
     known, any): the search goes on to a combination that can be checked."""
-    if kb is None or len(chosen) < 2:
+    if wheels.kb is None or len(chosen) < 2:
         return None
     for cand in chosen:
         if not cand.on_gpu or not cand.build.nvidia_pins_unknown:
             continue
-        assumed = _names(nvidia_wheels(cand, kb))
+        assumed = {name for name, _ in wheels.named(cand)}
         for other in chosen:
             if other is cand:
                 continue
-            theirs = _names(nvidia_wheels(other, kb))
+            theirs = {name for name, _ in wheels.named(other)}
             shared = sorted(assumed & theirs) if assumed else sorted(theirs)
             if shared:
                 return Conflict(
@@ -100,23 +134,15 @@ def _named(texts: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
     return tuple(out)
 
 
-def _names(texts: tuple[str, ...]) -> set[str]:
-    return {name for name, _ in _named(texts)}
-
-
-def _shared_folder_conflict(
-    chosen: Sequence[Candidate], kb: Optional[KnowledgeBase]
-) -> Optional[Conflict]:
+def _shared_folder_conflict(chosen: Sequence[Candidate], wheels: _Wheels) -> Optional[Conflict]:
     """Two packages of one NVIDIA library (nvidia-cudnn-cu12 and -cu13) install into one
     folder: whichever installs last wins the shared files, so at most one may be planned."""
-    if kb is None or len(chosen) < 2:
+    if wheels.kb is None or len(chosen) < 2:
         return None
     taken: dict[str, list[tuple[str, Candidate, str]]] = {}  # library -> (package, by, text)
     for cand in chosen:
-        for name, text in _named(nvidia_wheels(cand, kb)):
-            library = kb.library_of(name)
-            if library is not None:
-                taken.setdefault(library, []).append((name, cand, text))
+        for library, name, text in wheels.libraries(cand):
+            taken.setdefault(library, []).append((name, cand, text))
     for library, uses in sorted(taken.items()):
         for package, cand, text in uses:
             for other_package, other, other_text in uses:
@@ -185,6 +211,7 @@ def best_combination(
         on_cpu = sum(1 for i in range(n) if idx[i] >= gpu_counts[i] and gpu_counts[i] > 0)
         return on_cpu, sum(idx), idx
 
+    wheels = _Wheels(kb)
     start = (0,) * n
     heap = [key(start)]
     seen = {start}
@@ -194,7 +221,7 @@ def best_combination(
         _, _, idx = heapq.heappop(heap)
         visits += 1
         chosen = tuple(ranked[i][idx[i]] for i in range(n))
-        found = conflict(chosen, kb)
+        found = _conflict(chosen, wheels)
         if found is None:
             return chosen, conflicts
         if len(conflicts) < 20:
