@@ -161,3 +161,17 @@ def test_planning_never_counts_a_virtual_environments_python(
     monkeypatch.setenv("UV_PYTHON_DOWNLOADS", "never")
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
     assert not python_available(version, NO_PYTHONS, lambda _: None, may_install=False)
+
+
+def test_the_cache_commands_work_where_gpuenvs_work_root_cannot_be_made(tmp_path: Path) -> None:
+    """uv's cache then goes unreported (never asked from the user's folder); gpuenv's own cache
+    is still reported and cleaned, with exit 0."""
+    from installrepos import gpuenv
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("")
+    env = {"GPUENV_HOME": str(blocker / "home"), "GPUENV_CACHE_DIR": str(tmp_path / "cache")}
+    for command in (["cache", "size"], ["cache", "clean"]):
+        done = gpuenv(*command, env=env)
+        assert done.returncode == 0, done.stderr
+        assert "work folder" not in done.stderr

@@ -308,9 +308,13 @@ def uv_cache(uv: str) -> tuple[Optional[Path], Optional[int]]:
 def _ask_uv(cmd: list[str]) -> Optional[str]:
     """uv's last line of answer, asked where gpuenv runs uv (uv.question): the cache its locks
     and installs use, never one a `uv.toml` in the user's working folder names."""
+    from gpuenv.fs.workdir import WorkdirError
     from gpuenv.uv.question import ask_uv
 
-    done = ask_uv(cmd, UV_QUERY_TIMEOUT)
+    try:
+        done = ask_uv(cmd, UV_QUERY_TIMEOUT)
+    except WorkdirError:  # no safe place to ask from: uv's cache goes unreported, not asked
+        return None  # from the user's folder (a report must not fail what it reports on)
     if done is None:
         return None
     lines = done.stdout.strip().splitlines()
