@@ -9,7 +9,6 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,12 +17,8 @@ from gpuenv.envs import early_python
 
 
 @pytest.fixture(autouse=True)
-def fresh_state(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name in ("_early", "_asked"):
-        monkeypatch.setattr(early_python, name, None)
-    monkeypatch.setattr(early_python, "_program", False)
-    yield
-    early_python.cancel_unclaimed()
+def _fresh(fresh_early_python: None) -> None:
+    """envs.early_python's program state, cleared for each test (store_fixtures)."""
 
 
 def _fake_uv(tmp_path: Path, answer: str = "/usr/bin/python3.11", delay: float = 0) -> Path:
@@ -107,6 +102,10 @@ def test_a_record_others_can_write_never_runs(tmp_path: Path, mode: int) -> None
         {"uv": ["{uv}"], "python": "3.11"},
         {"uv": "{uv}", "python": "3.11", "args": ["--x"]},
         {"uv": "{uv}"},
+        {"uv": "{uv}", "python": "3.11", "found": "bin/python3.11"},  # relative: the folder's
+        {"uv": "{uv}", "python": "3.11", "found": ["/usr/bin/python3.11"]},
+        {"uv": "{uv}", "python": "3.11", "found": None},
+        {"uv": "{uv}", "python": "3.11", "found": "/usr/bin/python3.11", "more": 1},
         ["{uv}", "3.11"],
         "text",
     ],

@@ -37,16 +37,18 @@ _VERSION = re.compile(r"\d{1,2}\.\d{1,3}")  # what python_check.python_hint read
 _program = False
 _early: Optional[tuple[str, str, Process]] = None  # uv, version, the search
 _asked: Optional[tuple[str, str]] = None  # the question read from the cache
+_found: Optional[str] = None  # what the last install's search answered it, read with it
 
 
 def start_early() -> None:
     """For the program's `gpuenv install`: uv's search for the last install's Python."""
-    global _program, _early, _asked
+    global _program, _early, _asked, _found
     _program = True
-    _asked = _read()
-    if _asked is None:
+    read = _read()
+    if read is None:
         return
-    uv, version = _asked
+    uv, version, _found = read
+    _asked = (uv, version)
     from gpuenv.fs.workdir import WorkdirError
 
     try:
@@ -64,7 +66,7 @@ def lookup(uv: str, version: Optional[str]) -> PythonLookup:
 
     early, _early = _early, None
     if early is not None and (early[0], early[1]) == (uv, version):
-        return PythonLookup(uv, version, started=early[2])
+        return PythonLookup(uv, version, started=early[2], guess=_found)
     if early is not None:
         stop_search(early[2])
     if version is not None:
@@ -122,9 +124,24 @@ def _remember(uv: str, version: str) -> None:
     cache.write_entry(KIND, NAME, json.dumps({"uv": uv, "python": version}).encode())
 
 
-def _read() -> Optional[tuple[str, str]]:
-    """The (uv, version) kept, when the file is the user's own and exactly what
-    _remember writes: an absolute uv path and an X.Y (never an option)."""
+def remember_found(uv: str, version: str, found: str) -> None:
+    """Keep what the search answered this question (an interpreter's absolute path), for the
+    next install to build on while its own search runs (python_check.early_guess); only the
+    program's, and only when it changed. Never fails the install."""
+    if not _program or not os.path.isabs(found) or (_asked, _found) == ((uv, version), found):
+        return
+    import json
+
+    from gpuenv import cache
+
+    data = {"uv": uv, "python": version, "found": found}
+    cache.write_entry(KIND, NAME, json.dumps(data).encode())
+
+
+def _read() -> Optional[tuple[str, str, Optional[str]]]:
+    """The (uv, version, found) kept, when the file is the user's own and exactly what
+    _remember or remember_found writes: an absolute uv path, an X.Y (never an option), and
+    where given an absolute interpreter path."""
     import json
 
     from gpuenv import cache
@@ -134,11 +151,13 @@ def _read() -> Optional[tuple[str, str]]:
         data = json.loads(raw) if raw is not None else None
     except ValueError:
         return None
-    if not isinstance(data, dict) or set(data) != {"uv", "python"}:
+    if not isinstance(data, dict) or set(data) - {"found"} != {"uv", "python"}:
         return None
-    uv, version = data["uv"], data["python"]
+    uv, version, found = data["uv"], data["python"], data.get("found")
     if not (isinstance(uv, str) and isinstance(version, str)):
         return None
     if not os.path.isabs(uv) or _VERSION.fullmatch(version) is None:
         return None
-    return uv, version
+    if "found" in data and not (isinstance(found, str) and os.path.isabs(found)):
+        return None
+    return uv, version, found

@@ -15,7 +15,7 @@ import subprocess
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
-from gpuenv.envs.early_python import start_search, stop_search
+from gpuenv.envs.early_python import remember_found, start_search, stop_search
 from gpuenv.envs.errors import InstallError
 from gpuenv.uv.question import ask_uv
 
@@ -42,9 +42,11 @@ class PythonLookup:
         uv: str,
         version: Optional[str],
         started: Optional[Process] = None,
+        guess: Optional[str] = None,
     ) -> None:
-        """`started`: this search, already running (the program's early one, envs.early_python)."""
-        self.uv, self.version = uv, version
+        """`started`: this search, already running (the program's early one, envs.early_python);
+        `guess`: what the last install's search answered the same question (early_guess)."""
+        self.uv, self.version, self.guess = uv, version, guess
         self._proc: Optional[Process] = started
         if version is None or started is not None:
             return
@@ -72,6 +74,10 @@ class PythonLookup:
         if self._proc.returncode != 0 or not out.strip():
             return None
         return out.strip()
+
+    def running(self) -> bool:
+        """Whether the search has not answered yet."""
+        return self._proc is not None and self._proc.poll() is None
 
     def cancel(self) -> None:
         """Stop the search if it still runs (its answer is not wanted: the install stopped, or
@@ -120,6 +126,7 @@ def check_python_available(
     version = locked.python
     found = lookup.answer() if lookup is not None else _uv_finds(uv, version)
     if found is not None:
+        remember_found(uv, version, found)
         # uv's answer is used only as the absolute path of an existing file; anything else
         # still means "found", and `uv venv` looks for the version itself, as it always did
         path = Path(found)
@@ -136,6 +143,21 @@ def check_python_available(
         " where the network is reachable), or lock for a Python this machine has"
         " (`gpuenv lock --python X.Y`)."
     )
+
+
+def early_guess(
+    locked: LockedEnvironment, uv: str, lookup: Optional[PythonLookup]
+) -> Optional[Path]:
+    """The interpreter the last install's search found for this lockfile's question, while
+    this install's own search still runs: a venv is built on it meanwhile, and kept only if
+    the search names it again (transaction.install's `confirm_python`). None where there is no
+    such answer, it is no file now, or the search has answered already."""
+    if lookup is None or lookup.guess is None or locked.conda:
+        return None
+    if (lookup.uv, lookup.version) != (uv, locked.python) or not lookup.running():
+        return None
+    path = Path(lookup.guess)
+    return path if path.is_absolute() and path.is_file() else None
 
 
 def _uv_finds(uv: str, version: str) -> Optional[str]:

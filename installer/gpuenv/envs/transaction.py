@@ -41,6 +41,9 @@ if TYPE_CHECKING:  # up_to_date, setup's no-op check, must not pay for the lockf
 
 Say = Callable[[str], None]
 Check = Callable[[Path], Optional[str]]
+# the interpreter an environment must be built on, once uv's search answers (raises when none
+# can be had): see install's `confirm_python`
+ConfirmPython = Callable[[], Optional[Path]]
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,7 @@ def install(
     notice: Optional[Say] = None,
     check: Optional[Check] = None,
     base_python: Optional[Path] = None,
+    confirm_python: Optional[ConfirmPython] = None,
 ) -> InstallResult:
     """The transaction: check, take the lock, build aside, mark complete, swap, retire.
 
@@ -92,6 +96,9 @@ def install(
     before the swap (setup's verify, so the frameworks are imported once, not twice) and returns
     why the environment must not be switched to, or None. `base_python` is the interpreter a
     venv is built on (check_python_available's answer); None: uv finds one for the version.
+    `confirm_python`, when given, says which interpreter that must be once uv's search answers
+    (`base_python` is then a guess, python_check.early_guess): a venv built on another one is
+    built again on it, before anything is checked or goes live.
     """
     check_platform(locked)
     check_location(location)
@@ -106,7 +113,9 @@ def install(
                 return _result(False, current, location)
             check_location(location)  # again: the link may have changed while we waited
             _remove_leftovers(location, say)
-            target = _build_aside(locked, location, files, uv, smoke, say, check, base_python)
+            target = _build_aside(
+                locked, location, files, uv, smoke, say, check, base_python, confirm_python
+            )
             _go_live(location, target)
             return _result(True, target, location)
     except OSError as exc:  # a full disk, a read-only store: one message, nothing half-done
@@ -218,6 +227,7 @@ def _build_aside(
     say: Say,
     check: Optional[Check] = None,
     base_python: Optional[Path] = None,
+    confirm_python: Optional[ConfirmPython] = None,
 ) -> Path:
     """A complete new version folder beside the live one; removed again if anything fails."""
     from gpuenv.envs import backends
@@ -229,7 +239,12 @@ def _build_aside(
         target = location.version_dir(hashlib.sha256(target.name.encode()).hexdigest())
     os.makedirs(target.parent, exist_ok=True)
     try:
-        backend = _build(locked, target, location.link, files, uv, say, base_python)
+        if confirm_python is None:
+            backend = _build(locked, target, location.link, files, uv, say, base_python)
+        else:
+            backend = _build_on_guess(
+                locked, target, location, files, uv, say, base_python, confirm_python
+            )
         if check is not None:
             error = check(interpreter(target))
             if error:
@@ -244,6 +259,33 @@ def _build_aside(
         fs.remove_tree_quietly(target, location.root)
         raise
     return target
+
+
+def _build_on_guess(
+    locked: LockedEnvironment,
+    target: Path,
+    location: EnvLocation,
+    files: list[InstallSource],
+    uv: str,
+    say: Say,
+    guess: Optional[Path],
+    confirm_python: ConfirmPython,
+) -> str:
+    """_build on the guessed interpreter while uv's search runs; built again on the one the
+    search names when that is another (or when the guess could not be built on)."""
+    try:
+        backend = _build(locked, target, location.link, files, uv, say, guess)
+        failed: Optional[InstallError] = None
+    except InstallError as exc:  # a guess that is no working Python now, say
+        backend, failed = "", exc
+    confirmed = confirm_python()  # raises when no Python can be had: nothing goes live
+    if confirmed == guess:
+        if failed is not None:
+            raise failed
+        return backend
+    say(f"uv's search named another Python ({confirmed or 'one uv venv finds'}): building again")
+    fs.remove_tree(target, location.root)
+    return _build(locked, target, location.link, files, uv, say, confirmed)
 
 
 def check_platform(locked: LockedEnvironment) -> None:
