@@ -11,7 +11,9 @@ another interpreter, and the answer is checked as any other. Only the program do
 an importer of gpuenv's library (nor a test calling the CLI in-process).
 
 The question is kept in gpuenv's cache (`install-pythons/`), read only when it is the user's own
-(fs.private_read): it names the program that runs.
+(fs.private_read): it names the program that runs. Beside it, what the search answered: the
+install builds on that interpreter while its own search runs, and keeps what it built only if
+the search names it again (python_check.early_guess, transaction.install's confirm_python).
 """
 
 from __future__ import annotations
