@@ -41,6 +41,10 @@ def _start_early(command: Optional[str], args: list[str]) -> Optional[ModuleType
 
         early_python.start_early()
         return early_python
+    if command == "setup":
+        from gpuenv.envs import early_python
+
+        early_python.mark_program()  # the install's guess of its Python (python_check)
     return None
 
 

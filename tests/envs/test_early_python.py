@@ -195,3 +195,17 @@ def test_stopping_the_search_stops_what_it_started(tmp_path: Path) -> None:
     else:
         os.kill(child, 9)
         pytest.fail("the search's own child outlived it")
+
+
+def test_the_programs_setup_starts_no_search_but_offers_the_last_answer(tmp_path: Path) -> None:
+    """setup's no-op (the common case) must not pay for a search; its install may guess."""
+    from gpuenv import _entry
+
+    uv = _fake_uv(tmp_path)
+    _record({"uv": str(uv), "python": "3.11", "found": "/usr/bin/python3.11"})
+    assert early_python.last_answer(str(uv), "3.11") is None  # a library caller: never read
+    _entry._start_early("setup", ["setup"])
+    assert early_python._early is None
+    assert early_python.last_answer(str(uv), "3.11") == "/usr/bin/python3.11"
+    assert early_python.last_answer(str(uv), "3.10") is None  # another question's answer
+    assert not any((tmp_path / "runs").iterdir())

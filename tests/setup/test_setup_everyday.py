@@ -295,3 +295,38 @@ def test_an_explicit_lab_file_wins_over_the_recorded_request(
     assert state.lab_class == "cpu-only" and state.frameworks == ()
     assert not any("tinytool" in p for p in state.packages)
     assert run_in(env_python(), "import otherlib; print('ok')") == "ok"
+
+
+@pytest.mark.parametrize("last", ["uv's answer", "another Python"])
+def test_the_programs_setup_builds_on_the_last_answer_while_uv_searches(
+    local: dict[str, Any],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    fresh_early_python: None,
+    last: str,
+) -> None:
+    """As the program's install does (tests/envs/test_python_guess.py): setup starts no search
+    before it needs one, but builds on the last answer while its own search runs, and builds
+    again when the search names another interpreter."""
+    from gpuenv.envs import early_python
+    from installrepos import PY
+    from slow_uv import remembered, search_answer, slow_uv, stand_in_python, uv_events
+
+    answer = search_answer(PY)
+    if not answer:
+        pytest.skip(f"uv finds no Python {PY} here")
+    (tmp_path / "uv-bin").mkdir()
+    uv, log = slow_uv(tmp_path / "uv-bin", monkeypatch)
+    found = answer if last == "uv's answer" else stand_in_python(tmp_path, f'exec "{answer}" "$@"')
+    remembered(uv, PY, found)
+    early_python.mark_program()  # what `gpuenv setup`'s program does first (_entry)
+    code, _out, err = gpuenv_main("setup", capsys=capsys)
+    assert code == 0, err
+    assert env_python().exists()
+    events = uv_events(log)
+    venvs = [e for e in events if e.startswith("start venv")]
+    assert [v.split()[-1] for v in venvs] == list(dict.fromkeys([found, answer]))
+    # planning asked first (whether the Python is there); the install's own search is the last
+    last_search_end = len(events) - 1 - events[::-1].index("end python find")
+    assert events.index(venvs[0]) < last_search_end

@@ -60,6 +60,27 @@ def start_early() -> None:
     _early = (uv, version, process)
 
 
+def mark_program() -> None:
+    """For the program's `gpuenv setup`: no early search (its no-op, the common case, would pay
+    for one it never asks), but the kept answer is offered and kept (last_answer)."""
+    global _program
+    _program = True
+
+
+def last_answer(uv: str, version: str) -> Optional[str]:
+    """What the last install's search answered this question (kept for the program only; read
+    once), for python_check.early_guess; None if it was asked nothing else or not at all."""
+    global _asked, _found
+    if not _program:
+        return None
+    if _asked is None:
+        read = _read()
+        if read is None:
+            return None
+        _asked, _found = (read[0], read[1]), read[2]
+    return _found if _asked == (uv, version) else None
+
+
 def lookup(uv: str, version: Optional[str]) -> PythonLookup:
     """The search for `version` with `uv`: the one the program started, when it asked that,
     else a new one (the early one is stopped). Remembered for the next install."""

@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Optional
 
@@ -116,7 +115,7 @@ def install_lockfile(
         from gpuenv.envs.artifacts import artifacts_of, gather
         from gpuenv.envs.consent import replace_refusal
         from gpuenv.envs.inventory import what_is_there
-        from gpuenv.envs.python_check import check_python_available, early_guess
+        from gpuenv.envs.python_check import python_to_build_on
         from gpuenv.envs.transaction import check_platform, install
         from gpuenv.index.config import user_index_config, with_indexes
         from gpuenv.lock.load import load_locked
@@ -141,9 +140,7 @@ def install_lockfile(
         # Where the last install's search answered this question, the venv is built on that
         # interpreter while this search runs, and built again should it answer otherwise; else
         # the answer comes first, before any download (a missing Python is refused then).
-        guess = early_guess(locked, uv, lookup)
-        confirm = partial(check_python_available, locked, uv=uv, offline=offline, lookup=lookup)
-        base_python = confirm() if guess is None else guess
+        base_python, confirm = python_to_build_on(locked, uv=uv, lookup=lookup, offline=offline)
 
         replaced = what_is_there(where)
         if replaced:  # said before any download: the old environment stays until the switch
@@ -166,7 +163,7 @@ def install_lockfile(
             lock_timeout=lock_timeout,
             notice=notice,
             base_python=base_python,
-            confirm_python=None if guess is None else confirm,
+            confirm_python=confirm,
         )
     return LockfileInstall("installed", where, raw, locked, result, replaced)
 

@@ -12,6 +12,8 @@ import json
 import os
 import re
 import subprocess
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
@@ -143,6 +145,21 @@ def check_python_available(
         " where the network is reachable), or lock for a Python this machine has"
         " (`gpuenv lock --python X.Y`)."
     )
+
+
+def python_to_build_on(
+    locked: LockedEnvironment,
+    *,
+    uv: str,
+    lookup: Optional[PythonLookup],
+    offline: bool = False,
+) -> tuple[Optional[Path], Optional[Callable[[], Optional[Path]]]]:
+    """The interpreter to build a venv of `locked` on now, and, where that is early_guess's
+    guess, how to confirm it once uv's search answers (transaction.install's confirm_python);
+    otherwise check_python_available's answer, before anything is downloaded, and None."""
+    confirm = partial(check_python_available, locked, uv=uv, offline=offline, lookup=lookup)
+    guess = early_guess(locked, uv, lookup)
+    return (confirm(), None) if guess is None else (guess, confirm)
 
 
 def early_guess(

@@ -50,6 +50,7 @@ def lock_install_verify(
     reporter: Reporter,
     allow_any_origin: bool = False,
 ) -> Built:
+    from gpuenv.envs import early_python
     from gpuenv.envs.python_check import PythonLookup
     from gpuenv.envs.store import interpreter
     from gpuenv.setup import pending as pending_files
@@ -59,7 +60,10 @@ def lock_install_verify(
     uv = find_uv()
     # uv looks for the plan's Python while gpuenv imports, locks and reads the lockfile (the
     # lockfile's Python is the plan's; conda packages bring their own)
-    lookup = PythonLookup(uv, None if chosen.plan.conda else chosen.plan.python)
+    version = None if chosen.plan.conda else chosen.plan.python
+    # with the answer uv's search gave last time, which the install may build on meanwhile
+    guess = early_python.last_answer(uv, version) if version else None
+    lookup = PythonLookup(uv, version, guess=guess)
     pending = None
     try:
         pending = (
@@ -121,11 +125,11 @@ def _install(
     """The lockfile's files gathered, then the transaction, with verify as its smoke test."""
     from gpuenv.cache import cache_dir
     from gpuenv.envs.artifacts import artifacts_of, gather
-    from gpuenv.envs.python_check import check_python_available
+    from gpuenv.envs.python_check import python_to_build_on
     from gpuenv.envs.transaction import install
     from gpuenv.verify import Expectations, import_failures, verify_environment
 
-    base_python = check_python_available(locked, uv=uv, lookup=lookup)
+    base_python, confirm = python_to_build_on(locked, uv=uv, lookup=lookup)
     files = gather(
         artifacts_of(locked), cache=cache_dir(), indexes=indexes, progress=reporter.progress
     )
@@ -147,6 +151,7 @@ def _install(
         say=reporter.say,
         check=verify_before_swap,
         base_python=base_python,
+        confirm_python=confirm,
     )
     return result, verdicts
 
