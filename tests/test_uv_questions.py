@@ -16,7 +16,7 @@ import gpuenv.uv.binary as uv_binary
 from gpuenv import cache
 from gpuenv.envs import python_check
 from gpuenv.envs.early_python import start_search
-from gpuenv.fs.workdir import checked_work_root_text
+from gpuenv.fs.workdir import uv_question_place
 from gpuenv.index.config import uv_builtin_default_index
 from gpuenv.machine import Machine, OSInfo
 from gpuenv.setup.planning import python_available
@@ -78,7 +78,7 @@ def test_each_question_is_asked_in_gpuenvs_work_root(
     uv_builtin_default_index(uv)
     assert python_available("3.99", NO_PYTHONS, lambda _: None, may_install=False)
     assert python_available("3.99", NO_PYTHONS, lambda _: None, may_install=True)  # installed
-    root = os.path.realpath(checked_work_root_text())
+    root = os.path.realpath(uv_question_place()[0])
     asked = [line.split("|") for line in log.read_text().splitlines()]
     assert [question for _, _, question in asked] == [
         "python find",  # the install's early search
@@ -175,3 +175,50 @@ def test_the_cache_commands_work_where_gpuenvs_work_root_cannot_be_made(tmp_path
         done = gpuenv(*command, env=env)
         assert done.returncode == 0, done.stderr
         assert "work folder" not in done.stderr
+
+
+def test_a_uv_toml_above_gpuenvs_own_home_does_not_steer_the_questions(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """GPUENV_HOME below a shared folder (/tmp): uv's search for configuration goes up from
+    gpuenv's work folder too, and ends there (as a lock's and an install's do)."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "uv.toml").write_text(PLANTED.format(cache=shared / "planted-cache"))
+    monkeypatch.setenv("GPUENV_HOME", str(shared / "home"))
+    monkeypatch.chdir(tmp_path)
+    for name in ("UV_NO_CONFIG", "UV_CACHE_DIR", "UV_WORKING_DIR"):
+        monkeypatch.delenv(name, raising=False)
+    assert cache.uv_cache_dir(uv_binary.find_uv()) != shared / "planted-cache"
+
+
+@pytest.mark.parametrize("plant", ["link", "writable-by-others"])
+def test_a_questions_folder_someone_else_could_have_planted_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plant: str
+) -> None:
+    from gpuenv.fs.workdir import QUESTIONS, WorkdirError, checked_work_root_text
+
+    monkeypatch.setenv("GPUENV_HOME", str(tmp_path / "home"))
+    folder = Path(checked_work_root_text()) / QUESTIONS
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "uv.toml").write_text(PLANTED.format(cache=elsewhere / "planted-cache"))
+    if plant == "link":
+        folder.symlink_to(elsewhere)
+    else:
+        folder.mkdir()
+        folder.chmod(0o777)
+    with pytest.raises(WorkdirError, match="not safe to use"):
+        uv_question_place()
+
+
+def test_a_uv_toml_the_user_put_in_the_questions_folder_is_left_as_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GPUENV_HOME", str(tmp_path / "home"))
+    folder, _ = uv_question_place()
+    own = Path(folder) / "uv.toml"
+    assert own.read_text().startswith("# gpuenv")  # made with the folder
+    own.write_text("# the user's own settings\n")
+    uv_question_place()
+    assert own.read_text() == "# the user's own settings\n"

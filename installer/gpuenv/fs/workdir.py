@@ -29,6 +29,11 @@ if TYPE_CHECKING:
 
 HOME_ENV = "GPUENV_HOME"
 WORK = "work"
+QUESTIONS = "uv-questions"  # in the work root: where uv answers gpuenv's questions
+# uv reads project configuration (uv.toml, a pyproject.toml's [tool.uv]) from its working folder
+# upwards; an empty uv.toml in the folder gpuenv runs it in is the first it finds, so nothing
+# planted above (above GPUENV_HOME too, when that lies in a shared folder) configures it
+_END_OF_SEARCH = "# gpuenv: uv's configuration search ends here\n"
 
 
 class WorkdirError(GpuenvError):
@@ -119,11 +124,43 @@ def uv_environment(work: str) -> dict[str, str]:
 
 def uv_question_place() -> tuple[str, dict[str, str]]:
     """The folder, and the environment (uv_environment), for a uv that only answers a question
-    (`uv python find`, `uv cache dir`, its help): gpuenv's checked work root. Never the user's
-    working folder, nor one UV_WORKING_DIR names: a `uv.toml` there, or in a folder above, would
-    shape the answer (which interpreter the install builds on, where uv's cache is)."""
-    root = checked_work_root_text()
-    return root, uv_environment(root)
+    (`uv python find`, `uv cache dir`, its help): QUESTIONS in gpuenv's checked work root, made
+    once and kept, where uv's search for configuration ends. Never the user's working folder, nor
+    one UV_WORKING_DIR names: a `uv.toml` there, or in a folder above, would shape the answer
+    (which interpreter the install builds on, where uv's cache is)."""
+    folder = os.path.join(checked_work_root_text(), QUESTIONS)
+    try:
+        try:  # noqa: SIM105 - contextlib is not imported on this path (see above)
+            os.mkdir(folder, 0o700)
+        except FileExistsError:
+            pass  # checked below, as a new one is
+        from gpuenv.fs.private_read import folder_reason
+
+        reason = folder_reason(folder)
+        if not reason:
+            _end_uv_search(folder)
+    except OSError as exc:
+        raise WorkdirError(f"cannot make {folder}: {exc.strerror or exc}") from exc
+    if reason:
+        raise WorkdirError(
+            f"{folder} is not safe to use: {reason}. Remove it (gpuenv makes it again)"
+        )
+    return folder, uv_environment(folder)
+
+
+def _end_uv_search(folder: str) -> None:
+    """The empty uv.toml that ends uv's search for configuration in `folder` (a private one: a
+    file there already is the user's own, and left alone)."""
+    try:
+        fd = os.open(
+            os.path.join(folder, "uv.toml"),
+            os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0),
+            0o600,
+        )
+    except FileExistsError:
+        return
+    with os.fdopen(fd, "w") as fh:
+        fh.write(_END_OF_SEARCH)
 
 
 def remove_workdir(path: str) -> None:
@@ -149,15 +186,14 @@ def private_workdir(kind: str) -> AbstractContextManager[Path]:
 
 
 def uv_workdir(kind: str) -> AbstractContextManager[Path]:
-    """A private work folder to run uv in: uv reads project configuration (uv.toml, a
-    pyproject.toml's [tool.uv]) from its working folder upwards, and the empty uv.toml here is
-    the first it finds, so nothing planted above the user's working folder configures it."""
+    """A private work folder to run uv in, where uv's search for configuration ends (see
+    _END_OF_SEARCH)."""
     import contextlib
 
     @contextlib.contextmanager
     def made() -> Iterator[Path]:
         with private_workdir(kind) as path:
-            (path / "uv.toml").write_text("# gpuenv: uv's configuration search ends here\n")
+            _end_uv_search(str(path))
             yield path
 
     return made()
