@@ -1,7 +1,7 @@
 """An install builds its venv on the interpreter the last install's search found, while its own
-search still runs (envs.early_python keeps that answer, python_check.early_guess offers it), and
-keeps what it built only if the search names that interpreter again: built again on uv's answer
-when it names another, refused with nothing changed when there is none."""
+search still runs (envs.early_python keeps that answer, python_check.python_to_build_on offers
+it), and keeps what it built only if the search names that interpreter again: built again on
+uv's answer when it names another, refused with nothing changed when there is none."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """A uv that answers `python find` late, logging what each command did, and the record an
 earlier install of the `gpuenv` program leaves: for the tests of the install's build on the
-last answer (python_check.early_guess)."""
+last answer (python_check.python_to_build_on)."""
 
 from __future__ import annotations
 

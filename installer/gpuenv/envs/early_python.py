@@ -13,7 +13,8 @@ an importer of gpuenv's library (nor a test calling the CLI in-process).
 The question is kept in gpuenv's cache (`install-pythons/`), read only when it is the user's own
 (fs.private_read): it names the program that runs. Beside it, what the search answered: the
 install builds on that interpreter while its own search runs, and keeps what it built only if
-the search names it again (python_check.early_guess, transaction.install's confirm_python).
+the search names it again (python_check.python_to_build_on, transaction.install's
+confirm_python).
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ def mark_program() -> None:
 
 def last_answer(uv: str, version: str) -> Optional[str]:
     """What the last install's search answered this question (kept for the program only; read
-    once), for python_check.early_guess; None if it was asked nothing else or not at all."""
+    once), for python_check.python_to_build_on; None if it was asked nothing else or not at all."""
     global _asked, _found
     if not _program:
         return None
@@ -149,7 +150,7 @@ def _remember(uv: str, version: str) -> None:
 
 def remember_found(uv: str, version: str, found: str) -> None:
     """Keep what the search answered this question (an interpreter's absolute path), for the
-    next install to build on while its own search runs (python_check.early_guess); only the
+    next install to build on while its own search runs (python_check.python_to_build_on); only the
     program's, and only when it changed. Never fails the install."""
     if not _program or not os.path.isabs(found) or (_asked, _found) == ((uv, version), found):
         return

@@ -12,7 +12,6 @@ import json
 import os
 import re
 import subprocess
-from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
@@ -22,6 +21,7 @@ from gpuenv.envs.errors import InstallError
 from gpuenv.uv.question import ask_uv
 
 if TYPE_CHECKING:  # a lookup starts before the lockfile stack is imported
+    from gpuenv.envs.transaction import ConfirmPython
     from gpuenv.lock.model import LockedEnvironment
     from gpuenv.uv.spawn import Process
 
@@ -47,7 +47,7 @@ class PythonLookup:
         guess: Optional[str] = None,
     ) -> None:
         """`started`: this search, already running (the program's early one, envs.early_python);
-        `guess`: what the last install's search answered the same question (early_guess)."""
+        `guess`: what the last install's search answered the same question (python_to_build_on)."""
         self.uv, self.version, self.guess = uv, version, guess
         self._proc: Optional[Process] = started
         if version is None or started is not None:
@@ -153,16 +153,16 @@ def python_to_build_on(
     uv: str,
     lookup: Optional[PythonLookup],
     offline: bool = False,
-) -> tuple[Optional[Path], Optional[Callable[[], Optional[Path]]]]:
-    """The interpreter to build a venv of `locked` on now, and, where that is early_guess's
+) -> tuple[Optional[Path], Optional[ConfirmPython]]:
+    """The interpreter to build a venv of `locked` on now, and, where that is _early_guess's
     guess, how to confirm it once uv's search answers (transaction.install's confirm_python);
     otherwise check_python_available's answer, before anything is downloaded, and None."""
     confirm = partial(check_python_available, locked, uv=uv, offline=offline, lookup=lookup)
-    guess = early_guess(locked, uv, lookup)
+    guess = _early_guess(locked, uv, lookup)
     return (confirm(), None) if guess is None else (guess, confirm)
 
 
-def early_guess(
+def _early_guess(
     locked: LockedEnvironment, uv: str, lookup: Optional[PythonLookup]
 ) -> Optional[Path]:
     """The interpreter the last install's search found for this lockfile's question, while

@@ -97,8 +97,8 @@ def install(
     why the environment must not be switched to, or None. `base_python` is the interpreter a
     venv is built on (check_python_available's answer); None: uv finds one for the version.
     `confirm_python`, when given, says which interpreter that must be once uv's search answers
-    (`base_python` is then a guess, python_check.early_guess): a venv built on another one is
-    built again on it, before anything is checked or goes live.
+    (`base_python` is then a guess, python_check.python_to_build_on): a venv built on another
+    one is built again on it, before anything is checked or goes live.
     """
     check_platform(locked)
     check_location(location)
