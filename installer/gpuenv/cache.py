@@ -301,8 +301,11 @@ def uv_cache_dir(uv: str) -> Optional[Path]:
 def uv_cache(uv: str) -> tuple[Optional[Path], Optional[int]]:
     """uv's cache folder and its size in bytes (None where this uv cannot say: an old uv has no
     `uv cache size`)."""
+    folder = uv_cache_dir(uv)
+    if folder is None:  # uv could not be asked, or could not say: its size is not asked either
+        return None, None
     size = _ask_uv([uv, "cache", "size", "--preview-features", "cache-size"])
-    return uv_cache_dir(uv), int(size) if size and size.isdigit() else None
+    return folder, int(size) if size and size.isdigit() else None
 
 
 def _ask_uv(cmd: list[str]) -> Optional[str]:
@@ -313,8 +316,12 @@ def _ask_uv(cmd: list[str]) -> Optional[str]:
 
     try:
         done = ask_uv(cmd, UV_QUERY_TIMEOUT)
-    except WorkdirError:  # no safe place to ask from: uv's cache goes unreported, not asked
-        return None  # from the user's folder (a report must not fail what it reports on)
+    except WorkdirError as exc:  # no safe place to ask from: uv's cache goes unreported, never
+        from gpuenv import output  # asked from the user's folder (a report must not fail what it
+
+        if not output.quiet():  # reports on), and the user is told why
+            print(f"gpuenv: uv was not asked about its cache: {exc}", file=sys.stderr)
+        return None
     if done is None:
         return None
     lines = done.stdout.strip().splitlines()
