@@ -97,7 +97,9 @@ def test_no_python_for_the_lockfile_refuses_what_was_built_on_the_guess(
     )
 
 
-@pytest.mark.parametrize("found", ["/no/such/python3", "{tmp}"], ids=["gone", "a-folder"])
+@pytest.mark.parametrize(
+    "found", ["/no/such/python3", "{tmp}", os.devnull], ids=["gone", "a-folder", "a-device"]
+)
 def test_an_answer_that_is_no_file_now_is_not_built_on(
     install_repos: InstallRepos, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, found: str
 ) -> None:
