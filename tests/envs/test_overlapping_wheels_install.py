@@ -30,7 +30,7 @@ def _foreign_lockfile(tmp_path: Path, describe, kb, monkeypatch) -> tuple[Path, 
     plan = dataclasses.replace(plan, pip=pip, companions=(), constraints=(), conda=())
     out = tmp_path / "foreign.conda-lock.yml"
     with monkeypatch.context() as m:  # a lock made by something that does not check
-        m.setattr(pipeline, "_refuse_overlapping_wheels", lambda pip: [])
+        m.setattr(pipeline, "_refuse_overlapping_wheels", lambda pip, run: [])
         lock_plan(plan, LockOptions(output=out, indexes=IndexConfig(index_url=index)))
     return out, index
 

@@ -19,9 +19,10 @@ confirm_python).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import re
+
+from gpuenv.uv.spawn import stop_group
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing: see _entry
 if TYPE_CHECKING:  # every install command line starts here (_entry): keep it light
@@ -92,7 +93,7 @@ def lookup(uv: str, version: Optional[str]) -> PythonLookup:
     if early is not None and (early[0], early[1]) == (uv, version):
         return PythonLookup(uv, version, started=early[2], guess=_found)
     if early is not None:
-        stop_search(early[2])
+        stop_group(early[2])
     if version is not None:
         _remember(uv, version)
     return PythonLookup(uv, version)
@@ -103,7 +104,7 @@ def cancel_unclaimed() -> None:
     global _early
     early, _early = _early, None
     if early is not None:
-        stop_search(early[2])
+        stop_group(early[2])
 
 
 def start_search(uv: str, version: str) -> Process:
@@ -118,22 +119,9 @@ def start_search(uv: str, version: str) -> Process:
         [uv, "python", "find", "--system", "--no-project", version],
         env=env,
         stderr=False,
-        # a group of its own, so that stopping it stops what uv started too (pyenv's shims, the
-        # interpreter they run): those would hold its output open, and stop_search would wait
+        # a group of its own, so that stopping it stops what uv started too (uv.spawn.stop_group)
         new_session=os.name == "posix",
     )
-
-
-def stop_search(process: Process) -> None:
-    """Stop a search that still runs, with what it started; reaped either way."""
-    if process.poll() is None:
-        if os.name == "posix":
-            import signal
-
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(process.pid, signal.SIGKILL)  # its group: see start_search
-        process.kill()
-    process.communicate()
 
 
 def _remember(uv: str, version: str) -> None:

@@ -16,9 +16,10 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
-from gpuenv.envs.early_python import remember_found, start_search, stop_search
+from gpuenv.envs.early_python import remember_found, start_search
 from gpuenv.envs.errors import InstallError
 from gpuenv.uv.question import ask_uv
+from gpuenv.uv.spawn import stop_group
 
 if TYPE_CHECKING:  # a lookup starts before the lockfile stack is imported
     from gpuenv.envs.transaction import ConfirmPython
@@ -85,7 +86,7 @@ class PythonLookup:
         """Stop the search if it still runs (its answer is not wanted: the install stopped, or
         the lockfile named another version than its hint)."""
         if self._proc is not None:
-            stop_search(self._proc)
+            stop_group(self._proc)
 
 
 # how gpuenv's conda-lock files name their Python (gpuenv.lock.conda_lock.write writes it; YAML quotes it)

@@ -72,7 +72,7 @@ class Overlap:
 RecordReader = Callable[[str], Optional[bytes]]
 
 
-def _default_reader(url: str) -> Optional[bytes]:
+def default_reader(url: str) -> Optional[bytes]:
     from gpuenv.index.remote_wheel import read_record
 
     return read_record(url)
@@ -122,7 +122,7 @@ def parse_record(data: bytes, wheel: str) -> dict[str, str]:
     return out
 
 
-def record_of(wheel: LockedWheel, reader: RecordReader = _default_reader) -> dict[str, str]:
+def record_of(wheel: LockedWheel, reader: RecordReader = default_reader) -> dict[str, str]:
     """The wheel's installed paths and hashes, from the cache when its sha256 was read before."""
     cached = _cached(wheel.sha256)
     return cached if cached is not None else _read_and_keep(wheel, reader)
@@ -139,7 +139,7 @@ def _read_and_keep(wheel: LockedWheel, reader: RecordReader) -> dict[str, str]:
 
 
 def records(
-    wheels: Iterable[LockedWheel], reader: RecordReader = _default_reader
+    wheels: Iterable[LockedWheel], reader: RecordReader = default_reader
 ) -> tuple[dict[str, dict[str, str]], list[str]]:
     """wheel file name -> its record, read side by side (most are range requests); and one
     line for each wheel whose RECORD could not be read (unreachable, no range support)."""
@@ -197,7 +197,7 @@ def overlaps(found: dict[str, dict[str, str]]) -> list[Overlap]:
 
 
 def refuse_overlaps(
-    wheels: Iterable[LockedWheel], what: str, reader: RecordReader = _default_reader
+    wheels: Iterable[LockedWheel], what: str, reader: RecordReader = default_reader
 ) -> list[str]:
     """Raise WheelOverlapError naming both wheels and one shared path when any two overlap;
     returns a note for each wheel that could not be checked (never silently unchecked).
@@ -255,6 +255,11 @@ def _store_set(key: str) -> None:
 
 
 # -- the cache: sha256 -> RECORD, JSON in gpuenv's cache folder ------------------------------
+
+
+def record_cached(sha256: str) -> bool:
+    """Whether the RECORD of the wheel with this sha256 is in the cache (read from it then)."""
+    return _cached(sha256) is not None
 
 
 def _cached(sha256: str) -> Optional[dict[str, str]]:

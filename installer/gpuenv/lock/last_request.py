@@ -38,6 +38,7 @@ MAX_BYTES = 1 << 20  # a request is a few kB: the requirements, constraints and 
 # marshal are imported to start it (lock.uv_start, uv.spawn; json brought re and enum, 5-7 ms
 # before uv started): the request becomes a PipRequest when claimed.
 _early: Optional[tuple[str, Optional[_Early]]] = None
+_program = False  # the `gpuenv` program's lock (start_early ran), not a library caller's
 
 
 def command_key(argv: Sequence[str]) -> str:
@@ -54,9 +55,26 @@ def start_early(argv: Sequence[str]) -> None:
     """For a `gpuenv lock` command line (the program calls it for those alone: _entry, by
     commands.table.command_of): uv started on its last request, kept for the lock command to
     claim."""
-    global _early
+    global _early, _program
+    _program = True
     key = command_key(argv)
     _early = (key, start(key))
+    if _early[1] is None:  # no run reads the lock's interpreter meanwhile: uv looks at it now
+        from gpuenv.lock import early_interpreter
+
+        early_interpreter.start_early()
+
+
+def freeze_what_lasts() -> None:
+    """In the program's lock, as it waits for uv: what it made until then (modules, the
+    knowledge base, the plan) lasts until the command ends, so it is frozen (gc.freeze) and no
+    collection walks it again; one set off by uv's answer and the RECORDs read next walked some
+    50,000 objects, 12-20 ms of a cold lock after uv. Never for a library caller: what it froze
+    would never be freed."""
+    if _program:
+        import gc
+
+        gc.freeze()
 
 
 def claim() -> tuple[Optional[str], Optional[PipCompile]]:
@@ -77,10 +95,14 @@ def claim() -> tuple[Optional[str], Optional[PipCompile]]:
 
 
 def cancel_unclaimed() -> None:
-    """Stop a run no lock claimed (the command line failed before the lock began)."""
+    """Stop a run no lock claimed (the command line failed before the lock began), and a look
+    at the interpreter no lock waited for."""
     _key, guessed = claim()
     if guessed is not None:
         guessed.cancel()
+    from gpuenv.lock import early_interpreter
+
+    early_interpreter.stop()
 
 
 def start(key: str) -> Optional[_Early]:

@@ -199,7 +199,7 @@ def lock_plan(
     keep_answer(request, pip_lock)
     pip = pip_lock.artifacts
     refuse_foreign_files(pip, indexes)  # uv's answer: only files the user's locations offered
-    unchecked = _refuse_overlapping_wheels(pip)
+    unchecked = _refuse_overlapping_wheels(pip, started)
     fallback = plan_changes(ideal, plan) if ideal else []
     # wheels no index publishes keep their own URL in a portable lockfile, and the lock says so
     local = not_portable(pip, sources) if sources is not None and options.portable else {}
@@ -259,13 +259,15 @@ def lock_plan(
     )
 
 
-def _refuse_overlapping_wheels(pip: list[PipArtifact]) -> list[str]:
+def _refuse_overlapping_wheels(pip: list[PipArtifact], run: Optional[PipCompile]) -> list[str]:
     """Whatever the knowledge base predicted, no two locked wheels may write one file (the
-    cu11/cu12/cu13 NVIDIA wheels of one library share a folder): WheelOverlapError, exit 1."""
-    from gpuenv.index.wheel_records import LockedWheel, refuse_overlaps
+    cu11/cu12/cu13 NVIDIA wheels of one library share a folder): WheelOverlapError, exit 1.
+    `run`: the uv run that answered, with the RECORDs it had read while uv resolved."""
+    from gpuenv.index.wheel_records import LockedWheel, default_reader, refuse_overlaps
 
     wheels = [LockedWheel(a.filename, a.url, a.sha256) for a in pip]
-    return refuse_overlaps(wheels, "the lock")
+    reader = run.record_reader(default_reader) if run is not None else default_reader
+    return refuse_overlaps(wheels, "the lock", reader)
 
 
 def _check_line(options: LockOptions) -> dict[str, str]:

@@ -16,11 +16,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
 from urllib.parse import unquote, urlsplit
 
-from gpuenv.lock import uv_start
+from gpuenv.lock import early_interpreter, uv_picks, uv_start
 from gpuenv.lock.errors import LockError, SourceUnreachableError, UnsatisfiableError
 
 if TYPE_CHECKING:  # light to import: `gpuenv lock` starts a PipCompile first (last_request)
     from gpuenv.index.config import IndexConfig
+    from gpuenv.index.wheel_records import RecordReader
     from gpuenv.resolve.plan import Plan
     from gpuenv.uv.spawn import Process
 
@@ -142,14 +143,21 @@ class PipCompile:
         self._work: Optional[Path] = None
         self._cleanup = contextlib.ExitStack()
         self._process: Optional[Process] = None
+        self._picks: Optional[uv_picks.Picks] = None
+        self._watched: Optional[uv_picks.Watched] = None
         if request.empty:
             return
         fresh = started is None
         if started is None:
             r = request
+            early_interpreter.settle(r.uv)  # the program's look at the interpreter, if any
             started = uv_start.start(
-                r.uv, r.project, r.constraints, r.options, r.index_args, r.cutoff
+                r.uv, r.project, r.constraints, r.options, r.index_args, r.cutoff, picks=True
             )
+            from gpuenv.index.remote_wheel import read_record
+
+            self._picks = uv_picks.Picks(read_record)
+            self._watched = uv_picks.Watched(started[0], self._picks, UV_TIMEOUT)
         self._took(*started)
         if fresh:  # the early run's command is shown when a lock adopts it
             from gpuenv.output import log_command
@@ -180,7 +188,10 @@ class PipCompile:
         import subprocess  # its TimeoutExpired; not at the top, as uv starts without it (uv.spawn)
 
         assert self._process is not None
+        watched = self._watched
         try:
+            if watched is not None and watched.process is self._process:  # not a retry's
+                return watched.result()
             _, stderr = self._process.communicate(timeout=UV_TIMEOUT)
         except subprocess.TimeoutExpired as exc:
             self.cancel()
@@ -202,6 +213,9 @@ class PipCompile:
             notes: tuple[str, ...] = ()
             cutoff = bool(r.exclude_newer)
             toml = _tomllib()  # imported while uv works, not after
+            from gpuenv.lock.last_request import freeze_what_lasts
+
+            freeze_what_lasts()
             returncode, stderr = self._wait()
             if returncode != 0 and r.exclude_newer and any(h in stderr for h in _CUTOFF_FAILED):
                 notes = (
@@ -223,12 +237,20 @@ class PipCompile:
     def cancel(self) -> None:
         """Stop uv if it still runs and remove its folder; safe to call again."""
         process, self._process = self._process, None
-        if process is not None and process.poll() is None:
-            process.kill()
-        if process is not None:
+        watched, self._watched = self._watched, None
+        if watched is not None:
+            watched.stop()  # its thread reads and reaps it
+        if process is not None and (watched is None or watched.process is not process):
+            if process.poll() is None:
+                process.kill()
             process.communicate()  # reap it and close its pipes
         self._work = None
         self._cleanup.close()
+
+    def record_reader(self, fallback: RecordReader) -> RecordReader:
+        """wheel_records' reader for uv's answer: the RECORDs read while uv ran (uv_picks),
+        `fallback` for the others."""
+        return self._picks.reader(fallback) if self._picks is not None else fallback
 
     def adopt(self, plan: Plan) -> PipCompile:
         """This run, for `plan`, whose request it is (-v shows its command now: it started

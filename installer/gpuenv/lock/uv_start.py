@@ -41,12 +41,18 @@ def compile_command(
     ]
 
 
-def run(cmd: list[str], work: str) -> Process:
-    """A command of compile_command, running in `work` (fs.workdir.uv_environment)."""
+def run(cmd: list[str], work: str, picks: bool = False) -> Process:
+    """A command of compile_command, running in `work` (fs.workdir.uv_environment); `picks`:
+    with its resolver's debug lines on stderr (lock.uv_picks)."""
     from gpuenv.fs.workdir import uv_environment
     from gpuenv.uv.spawn import spawn
 
-    return spawn(cmd, env=uv_environment(work))
+    env = uv_environment(work)
+    if picks:
+        from gpuenv.lock.uv_picks import log_environment
+
+        env = log_environment(env)
+    return spawn(cmd, env=env)
 
 
 def start(
@@ -56,9 +62,10 @@ def start(
     options: Sequence[str],
     index_args: Sequence[str],
     cutoff: Sequence[str],
+    picks: bool = False,
 ) -> tuple[Process, str]:
     """uv running on the request in a new work folder (fs.workdir), and that folder: the caller
-    removes it (fs.workdir.remove_workdir) once uv is done or stopped."""
+    removes it (fs.workdir.remove_workdir) once uv is done or stopped. `picks`: as run's."""
     from gpuenv.fs.workdir import make_workdir, remove_workdir
 
     work = make_workdir("lock")
@@ -66,7 +73,7 @@ def start(
         for name, text in ((PROJECT, project), (CONSTRAINTS, constraints)):
             with open(os.path.join(work, name), "w", encoding="utf-8") as fh:
                 fh.write(text)
-        return run(compile_command(uv, work, options, index_args, cutoff), work), work
+        return run(compile_command(uv, work, options, index_args, cutoff), work, picks), work
     except BaseException:
         remove_workdir(work)
         raise

@@ -14,7 +14,7 @@ import os
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing: see _entry
 if TYPE_CHECKING:
     import subprocess
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
     from typing import Optional, Union
 
     Process = Union["Spawned", subprocess.Popen[str]]
@@ -48,10 +48,13 @@ class Spawned:
             except ProcessLookupError:
                 return  # ended: the next poll reaps it
 
-    def communicate(self, timeout: Optional[float] = None) -> tuple[str, str]:
+    def communicate(
+        self, timeout: Optional[float] = None, watch: Optional[Callable[[bytes], None]] = None
+    ) -> tuple[str, str]:
         """Read both pipes to their end and wait for the child, within `timeout` seconds:
         subprocess.TimeoutExpired past it, and a later call goes on where this one stopped.
-        Its stdout and stderr ("" for one not piped back)."""
+        Its stdout and stderr ("" for one not piped back); `watch` is given each piece of
+        stderr as it arrives."""
         import selectors
         import time
 
@@ -65,6 +68,8 @@ class Spawned:
                     chunk = os.read(key.fd, _READ)
                     if chunk:
                         self._read[self._open[key.fd]].append(chunk)
+                        if watch is not None and self._open[key.fd] == "stderr":
+                            watch(chunk)
                     else:  # the child closed its end
                         selector.unregister(key.fd)
                         os.close(key.fd)
@@ -153,6 +158,22 @@ def spawn(
         raise
     _close(ends)
     return Spawned(args, pid, pipes)
+
+
+def stop_group(process: Process) -> None:
+    """Stop a child started with `new_session` if it still runs, with what it started (pyenv's
+    shims, an interpreter uv runs: they would hold its output open, and the reaping wait);
+    reaped either way."""
+    if process.poll() is None:
+        if os.name == "posix":
+            import signal
+
+            try:  # noqa: SIM105 - contextlib is not imported on this path (module docstring)
+                os.killpg(process.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                pass  # ended, and its group with it
+        process.kill()
+    process.communicate()
 
 
 def _close(fds: list[int]) -> None:

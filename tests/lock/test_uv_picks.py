@@ -1,0 +1,108 @@
+"""A lock reads the RECORDs of the wheels uv picks while uv resolves (lock.uv_picks), from an
+index served over HTTP, with the real uv: what the overlap check then gets is what a read after
+uv gets, and uv's messages are what they were."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, Optional
+
+import pytest
+
+from gpuenv.index.config import IndexConfig
+from gpuenv.index.remote_wheel import read_record
+from gpuenv.lock.availability import resolve_with_sources
+from gpuenv.lock.errors import LockError
+from gpuenv.lock.pypi import PipCompile, PipLock, pip_request
+from localrepos import build_simple_index, build_wheel, serve_directory
+
+WIN311 = "cp311-cp311-win_amd64"
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """`full`: the jax the knowledge base picks and what it needs; `lacking`: no jaxlib."""
+    root = tmp_path_factory.mktemp("uv-picks")
+    wheels = root / "wheels"
+    numpy = build_wheel(wheels, "numpy", "1.26.4", tag=WIN311)
+    jax = build_wheel(wheels, "jax", "0.10.2", requires=["jaxlib==0.10.2", "numpy"])
+    jaxlib = build_wheel(wheels, "jaxlib", "0.10.2", tag=WIN311, requires=["numpy"])
+    build_simple_index(root / "full", [numpy, jax, jaxlib])
+    build_simple_index(root / "lacking", [numpy, jax])
+    with serve_directory(root) as base:
+        yield {"full": f"{base}full/simple/", "lacking": f"{base}lacking/simple/"}
+
+
+def run_on(describe: Any, kb: Any, plan_index: str, index: Optional[str] = None) -> PipCompile:
+    """uv started on the plan for jax that `plan_index` allows, locking from `index`."""
+    config = IndexConfig(index_url=plan_index, origin="test")
+    plan = resolve_with_sources(
+        describe(os_name="windows"), ["jax"], kb, config, python="3.11", no_gpu=True
+    ).plan
+    config = IndexConfig(index_url=index or plan_index, origin="test")
+    return PipCompile(pip_request(plan, config, None), plan)
+
+
+def read_after_uv(run: PipCompile, locked: PipLock) -> list[str]:
+    """The URLs of the locked wheels whose RECORD the overlap check would read itself, after
+    uv; what it gets for each is checked against a fresh read."""
+    after: list[str] = []
+
+    def fallback(url: str) -> Optional[bytes]:
+        after.append(url)
+        return read_record(url)
+
+    reader = run.record_reader(fallback)
+    for artifact in locked.artifacts:
+        assert artifact.url.startswith("http://127.0.0.1:")
+        record = reader(artifact.url)
+        assert record is not None and record == read_record(artifact.url)
+    return after
+
+
+def test_the_wheels_uv_fetches_anew_are_read_while_it_resolves(
+    served: dict[str, str], describe: Any, kb: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))  # empty: uv fetches it all
+    with run_on(describe, kb, served["full"]) as run:
+        locked = run.result()
+    assert {a.name for a in locked.artifacts} == {"jax", "jaxlib", "numpy"}
+    assert read_after_uv(run, locked) == []  # all of them read while uv resolved
+
+
+def test_wheels_found_in_uv_cache_are_left_to_the_read_after_uv(
+    served: dict[str, str], describe: Any, kb: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))
+    with run_on(describe, kb, served["full"]) as first:
+        first.result()
+    with run_on(describe, kb, served["full"]) as again:
+        locked = again.result()
+    assert sorted(read_after_uv(again, locked)) == sorted(a.url for a in locked.artifacts)
+
+
+def test_uv_failure_reads_as_before(
+    served: dict[str, str], describe: Any, kb: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))
+    with (
+        run_on(describe, kb, served["full"], served["lacking"]) as run,
+        pytest.raises(LockError) as failed,
+    ):
+        run.result()
+    message = str(failed.value)
+    assert "jaxlib" in message
+    assert "DEBUG" not in message and "Selecting" not in message
+
+
+def test_a_users_rust_log_still_reaches_uv(
+    served: dict[str, str], describe: Any, kb: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A user's RUST_LOG=off does not turn the early reads off: the picks' directives are
+    added after it (uv_picks.log_environment)."""
+    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))
+    monkeypatch.setenv("RUST_LOG", "off")
+    with run_on(describe, kb, served["full"]) as run:
+        locked = run.result()
+    assert read_after_uv(run, locked) == []
