@@ -18,22 +18,15 @@ from gpuenv import output
 from gpuenv.lock import early_interpreter
 from gpuenv.lock.last_request import freeze_what_lasts
 from gpuenv.uv.binary import find_uv
-from localrepos import build_simple_index, build_wheel
+from localrepos import build_simple_index, jax_for_windows
 
-WIN311 = "cp311-cp311-win_amd64"
 FLAGS = ["jax", "--no-gpu", "--os", "windows", "--python", "3.11", "--exclude-newer", "none"]
 
 
 @pytest.fixture(scope="module")
 def index(tmp_path_factory: pytest.TempPathFactory) -> str:
     root = tmp_path_factory.mktemp("early-interpreter")
-    wheels = root / "wheels"
-    built = [
-        build_wheel(wheels, "numpy", "1.26.4", tag=WIN311),
-        build_wheel(wheels, "jax", "0.10.2", requires=["jaxlib==0.10.2", "numpy"]),
-        build_wheel(wheels, "jaxlib", "0.10.2", tag=WIN311, requires=["numpy"]),
-    ]
-    return build_simple_index(root / "index", built)
+    return build_simple_index(root / "index", jax_for_windows(root / "wheels"))
 
 
 def lock(folder: Path, index: str, uv_cache: Path) -> subprocess.CompletedProcess[str]:

@@ -12,9 +12,8 @@ from pathlib import Path
 import pytest
 
 from gpuenv.lock import last_request
-from localrepos import build_simple_index, build_wheel
+from localrepos import build_simple_index, jax_for_windows
 
-WIN311 = "cp311-cp311-win_amd64"
 FLAGS = ["jax", "--no-gpu", "--os", "windows", "--python", "3.11", "--exclude-newer", "none"]
 
 
@@ -22,12 +21,7 @@ FLAGS = ["jax", "--no-gpu", "--os", "windows", "--python", "3.11", "--exclude-ne
 def two_indexes(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
     """Two indexes with the same jax: a lock from either plans the same, uv's request differs."""
     root = tmp_path_factory.mktemp("last-request")
-    wheels = root / "wheels"
-    built = [
-        build_wheel(wheels, "numpy", "1.26.4", tag=WIN311),
-        build_wheel(wheels, "jax", "0.10.2", requires=["jaxlib==0.10.2", "numpy"]),
-        build_wheel(wheels, "jaxlib", "0.10.2", tag=WIN311, requires=["numpy"]),
-    ]
+    built = jax_for_windows(root / "wheels")
     return build_simple_index(root / "a", built), build_simple_index(root / "b", built)
 
 

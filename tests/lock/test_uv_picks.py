@@ -16,9 +16,7 @@ from gpuenv.index.remote_wheel import read_record
 from gpuenv.lock.availability import resolve_with_sources
 from gpuenv.lock.errors import LockError
 from gpuenv.lock.pypi import PipCompile, PipLock, pip_request
-from localrepos import build_simple_index, build_wheel, serve_directory
-
-WIN311 = "cp311-cp311-win_amd64"
+from localrepos import build_simple_index, jax_for_windows, serve_directory
 
 
 @pytest.fixture(scope="module")
@@ -26,9 +24,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]
     """`full`: the jax the knowledge base picks and what it needs; `lacking`: no jaxlib."""
     root = tmp_path_factory.mktemp("uv-picks")
     wheels = root / "wheels"
-    numpy = build_wheel(wheels, "numpy", "1.26.4", tag=WIN311)
-    jax = build_wheel(wheels, "jax", "0.10.2", requires=["jaxlib==0.10.2", "numpy"])
-    jaxlib = build_wheel(wheels, "jaxlib", "0.10.2", tag=WIN311, requires=["numpy"])
+    numpy, jax, jaxlib = jax_for_windows(wheels)
     build_simple_index(root / "full", [numpy, jax, jaxlib])
     build_simple_index(root / "lacking", [numpy, jax])
     with serve_directory(root) as base:
@@ -83,7 +79,9 @@ def read_after_uv(run: PipCompile, locked: PipLock) -> list[str]:
     return after
 
 
+@pytest.mark.parametrize("rust_log", [None, "off"])
 def test_the_wheels_uv_fetches_anew_are_read_while_it_resolves(
+    rust_log: Optional[str],
     uv_writes_picks: None,
     served: dict[str, str],
     describe: Any,
@@ -91,7 +89,11 @@ def test_the_wheels_uv_fetches_anew_are_read_while_it_resolves(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """With a user's RUST_LOG=off too: the picks' directives are added after it
+    (uv_picks.log_environment)."""
     monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))  # empty: uv fetches it all
+    if rust_log is not None:
+        monkeypatch.setenv("RUST_LOG", rust_log)
     with run_on(describe, kb, served["full"]) as run:
         locked = run.result()
     assert {a.name for a in locked.artifacts} == {"jax", "jaxlib", "numpy"}
@@ -121,20 +123,3 @@ def test_uv_failure_reads_as_before(
     message = str(failed.value)
     assert "jaxlib" in message
     assert "DEBUG" not in message and "Selecting" not in message
-
-
-def test_a_users_rust_log_still_reaches_uv(
-    uv_writes_picks: None,
-    served: dict[str, str],
-    describe: Any,
-    kb: Any,
-    tmp_path: Path,
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """A user's RUST_LOG=off does not turn the early reads off: the picks' directives are
-    added after it (uv_picks.log_environment)."""
-    monkeypatch.setenv("UV_CACHE_DIR", str(tmp_path / "uv-cache"))
-    monkeypatch.setenv("RUST_LOG", "off")
-    with run_on(describe, kb, served["full"]) as run:
-        locked = run.result()
-    assert read_after_uv(run, locked) == []

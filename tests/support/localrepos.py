@@ -221,6 +221,19 @@ def build_wheel(
     return target
 
 
+WIN311 = "cp311-cp311-win_amd64"
+
+
+def jax_for_windows(out_dir: Path) -> list[Path]:
+    """numpy 1.26.4, jax 0.10.2 and its jaxlib for CPython 3.11 on Windows: the smallest stack
+    a `gpuenv lock jax --no-gpu --os windows --python 3.11` plans and uv locks."""
+    return [
+        build_wheel(out_dir, "numpy", "1.26.4", tag=WIN311),
+        build_wheel(out_dir, "jax", "0.10.2", requires=["jaxlib==0.10.2", "numpy"]),
+        build_wheel(out_dir, "jaxlib", "0.10.2", tag=WIN311, requires=["numpy"]),
+    ]
+
+
 def _wheel_metadata(wheel: Path) -> bytes:
     with zipfile.ZipFile(wheel) as zf:
         for entry in zf.namelist():

@@ -257,11 +257,6 @@ def _store_set(key: str) -> None:
 # -- the cache: sha256 -> RECORD, JSON in gpuenv's cache folder ------------------------------
 
 
-def record_cached(sha256: str) -> bool:
-    """Whether the RECORD of the wheel with this sha256 is in the cache (read from it then)."""
-    return _cached(sha256) is not None
-
-
 def _cached(sha256: str) -> Optional[dict[str, str]]:
     if not is_sha256(sha256):
         return None
