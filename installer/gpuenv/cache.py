@@ -16,6 +16,7 @@ from gpuenv.errors import USAGE_EXIT, GpuenvError
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing: see _entry
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
     from types import ModuleType
     from typing import Any, Optional
@@ -77,9 +78,16 @@ def read_pickle(kind: str, key: str) -> Optional[Any]:
         return None
 
 
-def loads_pickle(data: bytes) -> Any:
-    """pickle.loads, without importing the pickle module around it."""
-    return _unpickler().loads(data)
+def loads_pickle(data: bytes, shared: Sequence[Any] = ()) -> Any:
+    """pickle.loads, without importing the pickle module around it; a persistent id in `data`
+    is a place in `shared` (gpuenv.recipes.deferred.Pickled.of)."""
+    if not shared:
+        return _unpickler().loads(data)
+    import io
+
+    unpickler = _unpickler().Unpickler(io.BytesIO(data))
+    unpickler.persistent_load = shared.__getitem__
+    return unpickler.load()
 
 
 def _unpickler() -> ModuleType:

@@ -307,6 +307,7 @@ AREAS: dict[str, Area] = {
             "__init__",
             "resolver",
             "combine",
+            "ranked",
             "assemble",
             "assumptions",
             "explain",
@@ -332,6 +333,9 @@ AREAS: dict[str, Area] = {
             "tests/envs/test_packages_jupyter.py::test_hostile_extra_packages_are_refused",
             "tests/resolve/test_plan_edges.py",
             "tests/resolve/test_plan_mutation_guards.py",
+            "tests/resolve/test_search_reads_what_it_needs.py",
+            "tests/resolve/test_cpu_fallbacks_later.py",
+            "tests/resolve/test_search_cost.py",
         ),
     ),
     "doctor": Area(
@@ -653,11 +657,6 @@ EQUIVALENT: dict[tuple[str, str], str] = {
     (f"{PKG}/resolve/combine.py", "while heap and visits is not MAX_VISITS:"): "the bound"
     " matters only past 200,000 visits, which no knowledge base comes near; the heap empties"
     " first",
-    (
-        f"{PKG}/resolve/combine.py",
-        "on_cpu = sum(1 for i in range(n) if idx[i] >= gpu_counts[i] and gpu_counts[i] >= 0)",
-    ): "adds the same constant (the frameworks with no GPU candidate at all) to every key:"
-    " the search order is unchanged",
     (f"{PKG}/resolve/gpu_rules.py", "@dataclass(frozen=False)"): "a GpuCase is made once per"
     " build and read by the rules; no code assigns to one or hashes one",
     (

@@ -306,7 +306,8 @@ def _planned(
         kb, machine_file=machine_file, gpu=gpu, driver=driver, os_name=os_name, arch=arch
     )
     reqs = args.requirements or DEFAULT_REQUIREMENTS
-    ideal = resolve(machine, reqs, kb=kb, **args.resolve_args())
+    # the ideal plan is compared, never explained: its search stops where it finds the stack
+    ideal = resolve(machine, reqs, kb=kb, every_rejection=False, **args.resolve_args())
     assumptions = assumed.assumed_by(
         kb,
         machine,

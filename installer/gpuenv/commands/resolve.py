@@ -31,6 +31,7 @@ def _plan(
     python: Optional[str],
     no_gpu: bool,
     require_gpu: bool,
+    every_rejection: bool = True,
 ) -> tuple[Plan, dict[str, str]]:
     """The plan, and what it assumed of a described machine (each said on stderr)."""
     from gpuenv.commands import assumed
@@ -47,6 +48,7 @@ def _plan(
         no_gpu=no_gpu,
         require_gpu=require_gpu,
         gpu_index=gpu_index,
+        every_rejection=every_rejection,
     )
     by_flags = assumed.described(machine_file, gpu, driver, os_name, arch)
     items = assumed.assumed_by(
@@ -74,10 +76,14 @@ def resolve_command(
 
     With no requirements, plans PyTorch.
     """
-    plan, assumed = _plan(requirements, **opts)  # type: ignore[arg-type]
+    # the rejected candidates are listed with -v only: without it the search evaluates no more
+    # candidates than it reads (those better than the chosen ones, all the reasons rest on)
+    plan, assumed = _plan(requirements, every_rejection=verbose, **opts)  # type: ignore[arg-type]
     if as_json:
         # the Plan with what it assumed; `lock --plan` reads it back as a Plan
         data = {**plan.to_json(), **assumed_field(assumed)}
+        if not verbose:
+            del data["rejected"]  # only those the search met: a partial list would mislead
         click.echo(json.dumps(data, indent=2))
     else:
         echo(render(plan, explain=verbose))

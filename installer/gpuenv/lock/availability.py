@@ -261,7 +261,7 @@ def resolve_with_sources(
 
     frameworks = [r.framework for r in parse_requirements(list(requirements))]
     if ideal is None:
-        ideal = resolve(machine, requirements, kb=kb, **resolve_args)
+        ideal = resolve(machine, requirements, kb=kb, every_rejection=False, **resolve_args)
     available = gather(kb, frameworks, machine.platform, config)
     try:
         plan = resolve(machine, requirements, kb=kb, available=available, **resolve_args)

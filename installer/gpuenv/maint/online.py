@@ -11,7 +11,7 @@ the builds per release, variant and platform are compared too.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Optional
 
 from packaging.tags import Tag
@@ -104,7 +104,7 @@ def _versions(filenames: Iterable[str]) -> set[Version]:
 def _compare_framework(
     file: str,
     project: str,
-    releases: tuple[Release, ...],
+    releases: Sequence[Release],
     versions: set[Version],
     platform_project: str,
     published: dict[Version, dict[str, set[str]]],

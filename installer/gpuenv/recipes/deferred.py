@@ -4,17 +4,19 @@ The knowledge base is cached as one pickle, but most commands read a small part 
 torch` reads torch's releases and the CUDA tables, not TensorFlow's or JAX's releases, nor the
 ~2,000 GPU records and their name tables (needed only to name a GPU). Unpickling all of it was
 a third of `gpuenv resolve`'s own time. These parts are pickled on their own, inside the
-knowledge base's pickle, and unpickled on first use.
+knowledge base's pickle, and unpickled on first use. So is each release of a framework: a
+search that stops at the newest few releases (gpuenv.resolve.ranked) reads only those.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
-from typing import Any, Generic, TypeVar
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, Generic, TypeVar, Union, overload
 
 from gpuenv.cache import loads_pickle
 
 V = TypeVar("V")
+_UNREAD = object()  # an item of a DeferredTuple not unpickled yet
 
 
 class Pickled:
@@ -26,13 +28,22 @@ class Pickled:
         self.data = data
 
     @classmethod
-    def of(cls, value: object) -> Pickled:
+    def of(cls, value: object, shared: Sequence[object] = ()) -> Pickled:
+        """`value` pickled; the objects of `shared` it holds are pickled as their places there
+        (load must be given the same objects)."""
+        import io
         import pickle  # only where the knowledge base is parsed
 
-        return cls(pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL))
+        out = io.BytesIO()
+        pickler = pickle.Pickler(out, protocol=pickle.HIGHEST_PROTOCOL)
+        if shared:
+            places = {id(obj): place for place, obj in enumerate(shared)}
+            pickler.persistent_id = lambda obj: places.get(id(obj))  # type: ignore[method-assign]
+        pickler.dump(value)
+        return cls(out.getvalue())
 
-    def load(self) -> Any:
-        return loads_pickle(self.data)
+    def load(self, shared: Sequence[object] = ()) -> Any:
+        return loads_pickle(self.data, shared)
 
     def __reduce__(self) -> tuple[type[Pickled], tuple[bytes]]:
         return (Pickled, (self.data,))
@@ -72,3 +83,53 @@ class DeferredMapping(Mapping[str, V], Generic[V]):
 
     def __reduce__(self) -> tuple[type[DeferredMapping[V]], tuple[dict[str, Pickled]]]:
         return (DeferredMapping, (self._pickled,))  # the records are immutable: still these
+
+
+class DeferredTuple(Sequence[V], Generic[V]):
+    """A tuple whose items are unpickled one by one, when first read; its length is known
+    without unpickling any. Equal to the tuple of its items (a knowledge base parsed afresh
+    equals the same one unpickled). `shared`: objects
+    that several items hold (a framework's architecture sets), pickled once, beside the items,
+    and the very same objects in every item once unpickled."""
+
+    def __init__(self, pickled: Iterable[Pickled], shared: Iterable[object] = ()) -> None:
+        self._pickled = tuple(pickled)
+        self._shared = tuple(shared)
+        self._loaded: list[Any] = [_UNREAD] * len(self._pickled)
+
+    @classmethod
+    def of(cls, values: Iterable[V], shared: Iterable[object] = ()) -> DeferredTuple[V]:
+        shared = tuple(shared)
+        return cls((Pickled.of(value, shared) for value in values), shared)
+
+    @overload
+    def __getitem__(self, index: int) -> V: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[V, ...]: ...
+
+    def __getitem__(self, index: Union[int, slice]) -> Union[V, tuple[V, ...]]:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(len(self))))
+        value = self._loaded[index]  # IndexError here: as a tuple's
+        if value is _UNREAD:
+            value = self._loaded[index] = self._pickled[index].load(self._shared)
+        return value  # type: ignore[no-any-return]
+
+    def __len__(self) -> int:
+        return len(self._pickled)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, (tuple, DeferredTuple)):
+            return NotImplemented  # as a tuple: never equal to a list or a string
+        return len(self) == len(other) and all(a == b for a, b in zip(self, other))
+
+    __hash__ = None  # type: ignore[assignment]  # as a list's: the records hold dicts
+
+    def __repr__(self) -> str:
+        return f"DeferredTuple(<{len(self)} items>)"
+
+    def __reduce__(
+        self,
+    ) -> tuple[type[DeferredTuple[V]], tuple[tuple[Pickled, ...], tuple[object, ...]]]:
+        return (DeferredTuple, (self._pickled, self._shared))

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Optional
 
 from gpuenv.machine import cc_tuple
-from gpuenv.recipes.deferred import DeferredMapping, Pickled
+from gpuenv.recipes.deferred import DeferredMapping, DeferredTuple, Pickled
 from gpuenv.recipes.gpu_names import GpuMatch, GpuNames
 from gpuenv.recipes.jetson import JetsonTable
 from gpuenv.recipes.model import (
@@ -74,7 +74,9 @@ class KnowledgeBase:
         # together, so that the name tables hold the very records of `gpus`
         state["_gpu_tables"] = Pickled.of(tuple(getattr(self, name) for name in _GPU_TABLES))
         if not isinstance(self.frameworks, DeferredMapping):
-            state["frameworks"] = DeferredMapping.of(self.frameworks)
+            state["frameworks"] = DeferredMapping.of(
+                {name: _releases_deferred(fw) for name, fw in self.frameworks.items()}
+            )
         return state
 
     def __setstate__(self, state: dict[str, object]) -> None:
@@ -171,3 +173,9 @@ class KnowledgeBase:
         except KeyError:
             known = ", ".join(sorted(self.frameworks))
             raise RecipeError(f"unknown framework {name!r}; known: {known}") from None
+
+
+def _releases_deferred(framework: Framework) -> Framework:
+    """The framework as it is pickled: each release on its own, unpickled when first read."""
+    shared = framework.archsets.values()  # many releases' builds hold one set (and its notes)
+    return replace(framework, releases=DeferredTuple.of(framework.releases, shared))

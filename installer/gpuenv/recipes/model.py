@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any, Optional
@@ -166,7 +167,7 @@ class Framework:
     """A framework's releases (newest first) and its named architecture sets."""
 
     name: str
-    releases: tuple[Release, ...]  # newest first
+    releases: Sequence[Release]  # newest first: a tuple, a DeferredTuple once unpickled
     archsets: dict[str, ArchSet]
     file: str
     broken: tuple[KnownBroken, ...] = ()  # known-broken builds, with their sources

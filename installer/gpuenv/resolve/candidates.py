@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from packaging.version import Version
 
 from gpuenv.recipes import Build, KnowledgeBase, Release
@@ -24,19 +26,46 @@ def candidates(
     rejected: list[Rejection] = []
     for release in kb.framework(req.framework).releases:  # newest first
         if target.wants_gpu and not req.cpu_only:
-            for build in sorted(
-                (b for b in release.builds if b.is_gpu and req.accepts(b.variant, b.extra)),
-                key=_cuda_order,
-                reverse=True,
-            ):
-                outcome = evaluate(kb, target, req, release, build)
+            for outcome in _gpu_outcomes(kb, target, req, release):
                 if isinstance(outcome, Candidate):
                     gpu.append(outcome)
-                elif not _published_elsewhere(outcome, release, build, target.platform):
+                else:
                     rejected.append(outcome)
         if cpu:
             _cpu_candidate(kb, target, req, release, cpu_ones, heavy, rejected)
     return gpu, cpu_ones + heavy, rejected
+
+
+def gpu_candidates(
+    kb: KnowledgeBase, target: Target, req: FrameworkRequirement, rejected: list[Rejection]
+) -> Iterator[Candidate]:
+    """candidates(cpu=False)'s GPU candidates, in its order, each evaluated when it is asked
+    for (gpuenv.resolve.ranked); the rejections met before it are added to `rejected` first."""
+    if not target.wants_gpu or req.cpu_only:
+        return
+    for release in kb.framework(req.framework).releases:  # newest first
+        for outcome in _gpu_outcomes(kb, target, req, release):
+            if isinstance(outcome, Candidate):
+                yield outcome
+            else:
+                rejected.append(outcome)
+
+
+def _gpu_outcomes(
+    kb: KnowledgeBase, target: Target, req: FrameworkRequirement, release: Release
+) -> Iterator[Candidate | Rejection]:
+    """The release's CUDA builds on the target GPU, newest CUDA first: a Candidate or a
+    Rejection for each, but a platform rejection that another row of the variant makes moot."""
+    for build in sorted(
+        (b for b in release.builds if b.is_gpu and req.accepts(b.variant, b.extra)),
+        key=_cuda_order,
+        reverse=True,
+    ):
+        outcome = evaluate(kb, target, req, release, build)
+        if isinstance(outcome, Candidate) or not _published_elsewhere(
+            outcome, release, build, target.platform
+        ):
+            yield outcome
 
 
 def cpu_explains(target: Target, req: FrameworkRequirement) -> bool:

@@ -12,16 +12,18 @@ import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Optional
+from typing import Optional, Union
 
 from packaging.version import InvalidVersion, Version
 
 from gpuenv.recipes import KnowledgeBase
+from gpuenv.resolve.ranked import Ranked
 from gpuenv.resolve.requirements import Pin, RequirementError, parse_pin
 from gpuenv.resolve.rules import Candidate
 from gpuenv.versions import version_key
 
 MAX_VISITS = 200_000
+Ranks = Union[Sequence[Candidate], Ranked]  # a framework's candidates, best first
 
 
 @dataclass(frozen=True)
@@ -195,20 +197,22 @@ def _library_conflict(chosen: Sequence[Candidate]) -> Optional[Conflict]:
 
 
 def best_combination(
-    ranked: Sequence[Sequence[Candidate]],
-    gpu_counts: Sequence[int],
+    ranked: Sequence[Ranks],
     kb: Optional[KnowledgeBase] = None,
 ) -> tuple[Optional[tuple[Candidate, ...]], list[Conflict]]:
     """The best compatible combination, and the conflicts met on the way (for explain).
 
-    `gpu_counts[i]` says how many of `ranked[i]`'s leading candidates are GPU builds.
+    Each of `ranked` lists a framework's GPU candidates before its CPU ones; a `Ranked` one is
+    evaluated only as far as the search reads it.
     """
-    if any(len(r) == 0 for r in ranked):
+    if not all(_has(r, 0) for r in ranked):
         return None, []
     n = len(ranked)
+    # a framework with no GPU candidate at all is on the CPU in every combination: not counted
+    gpu_first = [r[0].on_gpu for r in ranked]
 
     def key(idx: tuple[int, ...]) -> tuple[int, int, tuple[int, ...]]:
-        on_cpu = sum(1 for i in range(n) if idx[i] >= gpu_counts[i] and gpu_counts[i] > 0)
+        on_cpu = sum(1 for i in range(n) if gpu_first[i] and not ranked[i][idx[i]].on_gpu)
         return on_cpu, sum(idx), idx
 
     wheels = _Wheels(kb)
@@ -227,9 +231,18 @@ def best_combination(
         if len(conflicts) < 20:
             conflicts.append(found)
         for i in range(n):
-            if idx[i] + 1 < len(ranked[i]):
+            if _has(ranked[i], idx[i] + 1):
                 nxt = (*idx[:i], idx[i] + 1, *idx[i + 1 :])
                 if nxt not in seen:
                     seen.add(nxt)
                     heapq.heappush(heap, key(nxt))
     return None, conflicts
+
+
+def _has(ranked: Ranks, index: int) -> bool:
+    """Whether `ranked` has a candidate at `index` (a Ranked one is read up to it)."""
+    try:
+        ranked[index]
+    except IndexError:
+        return False
+    return True

@@ -11,9 +11,10 @@ from gpuenv.machine import Machine
 from gpuenv.recipes import KnowledgeBase, load_knowledge_base
 from gpuenv.resolve import explain
 from gpuenv.resolve.assemble import assemble
-from gpuenv.resolve.candidates import candidates, cpu_explains, cpu_fallbacks
-from gpuenv.resolve.combine import Conflict, best_combination, nvidia_wheels
+from gpuenv.resolve.candidates import candidates, cpu_explains, cpu_fallbacks, gpu_candidates
+from gpuenv.resolve.combine import Conflict, Ranks, best_combination, nvidia_wheels
 from gpuenv.resolve.plan import DEFAULT_REQUIREMENTS, Plan
+from gpuenv.resolve.ranked import Ranked
 from gpuenv.resolve.requirements import (
     FrameworkRequirement,
     RequirementError,
@@ -58,12 +59,23 @@ def resolve(
     require_gpu: bool = False,
     gpu_index: Optional[int] = None,
     available: Optional[Availability] = None,
+    every_rejection: bool = True,
 ) -> Plan:
     """The newest stack that runs on `machine`; `available` (from lock) limits it to what the
-    reachable sources publish."""
+    reachable sources publish. The Plan's `rejected` lists every candidate a rule rejected, or,
+    with `every_rejection=False`, those the search met: on a GPU machine, every build better than
+    the chosen ones, which is all that the Plan's reasons, warnings and fixes rest on."""
     kb = kb or load_knowledge_base()
     plan, _, target = _resolve(
-        machine, requirements, kb, python, no_gpu, require_gpu, gpu_index, available
+        machine,
+        requirements,
+        kb,
+        python,
+        no_gpu,
+        require_gpu,
+        gpu_index,
+        available,
+        every_rejection,
     )
     if target.os_family == "windows" and not target.wsl and target.wants_gpu:
         from gpuenv.resolve import wsl  # native Windows only: every other plan skips its import
@@ -91,7 +103,7 @@ def _resolve_quietly(
 ) -> Optional[tuple[Plan, list[Rejection]]]:
     try:
         plan, rejections, _ = _resolve(
-            machine, requirements, kb, python, False, False, gpu_index, None
+            machine, requirements, kb, python, False, False, gpu_index, None, True
         )
     except (ResolveError, TargetError):
         return None
@@ -107,6 +119,7 @@ def _resolve(
     require_gpu: bool,
     gpu_index: Optional[int],
     available: Optional[Availability],
+    every_rejection: bool,
 ) -> tuple[Plan, list[Rejection], Target]:
     reqs = parse_requirements(list(requirements) or list(DEFAULT_REQUIREMENTS))
     for req in reqs:
@@ -138,31 +151,33 @@ def _resolve(
     # The search meets every combination with all frameworks on the GPU before any other
     # (combine), so where the CPU candidates explain nothing they are evaluated only when no
     # such combination fits: 243 of the 639 builds `resolve torch tensorflow` weighed on a GPU
-    # machine were each release's CPU fallback (1-2 ms).
+    # machine were each release's CPU fallback (1-2 ms). Their GPU candidates are evaluated as
+    # the search reads them (ranked): it stops at the first combination that agrees.
     later = not any(cpu_explains(target, req) for req in reqs)
-    ranked: list[list[Candidate]] = []
-    gpu_counts: list[int] = []
-    rejections: list[Rejection] = []
-    for req in reqs:
-        gpu, cpu, rejected = candidates(kb, target, req, cpu=not later)
-        rejections.extend(rejected)
-        ranked.append(gpu + cpu)
-        gpu_counts.append(len(gpu))
-
-    chosen: Optional[tuple[Candidate, ...]] = None
-    conflicts: list[Conflict] = []
-    if later:
-        chosen, conflicts = best_combination(ranked, gpu_counts, kb)
-    if chosen is None:
+    rejected_by: list[list[Rejection]] = [[] for _ in reqs]  # each framework's, newest first
+    ranked: list[Ranks] = []
+    for req, rejected in zip(reqs, rejected_by):
         if later:
-            ranked = [r + cpu_fallbacks(kb, target, req) for r, req in zip(ranked, reqs)]
-        chosen, conflicts = best_combination(ranked, gpu_counts, kb)
+            ranked.append(Ranked(gpu_candidates(kb, target, req, rejected)))
+        else:
+            gpu, cpu, found = candidates(kb, target, req)
+            rejected.extend(found)
+            ranked.append(gpu + cpu)
+
+    chosen, conflicts = best_combination(ranked, kb)
+    if chosen is None and later:
+        ranked = [_every(r) + cpu_fallbacks(kb, target, req) for r, req in zip(ranked, reqs)]
+        chosen, conflicts = best_combination(ranked, kb)
+    every = [_every(r) for r in ranked] if chosen is None or every_rejection else None
+    rejections = [r for rejected in rejected_by for r in rejected]  # all of them with `every`
     if chosen is None:
+        assert every is not None
         raise ResolveError(
-            explain.infeasible(reqs, ranked, rejections, [c.message for c in conflicts], kb)
+            explain.infeasible(reqs, every, rejections, [c.message for c in conflicts], kb)
         )
 
-    cpu_because = _kept_off_the_gpu(reqs, chosen, gpu_counts, conflicts, require_gpu)
+    has_gpu = [r[0].on_gpu for r in ranked]
+    cpu_because = _kept_off_the_gpu(reqs, chosen, has_gpu, conflicts, require_gpu)
     on_cpu = [c for c in chosen if not c.on_gpu]
     if require_gpu and on_cpu:
         why = "; ".join(explain.why_not_gpu(c.framework, rejections, target) for c in on_cpu)
@@ -184,14 +199,14 @@ def _resolve(
 def _kept_off_the_gpu(
     reqs: Sequence[FrameworkRequirement],
     chosen: Sequence[Candidate],
-    gpu_counts: Sequence[int],
+    has_gpu: Sequence[bool],
     conflicts: Sequence[Conflict],
     require_gpu: bool,
 ) -> dict[str, str]:
     """framework -> why it runs on the CPU although a GPU build of it runs here: no combination
     keeps every framework on the GPU in one environment. Under --require-gpu, or when every
     framework was asked for by version, that is an error naming the clash, not a plan."""
-    pushed = [c for c, gpus in zip(chosen, gpu_counts) if not c.on_gpu and gpus > 0 and conflicts]
+    pushed = [c for c, gpu in zip(chosen, has_gpu) if not c.on_gpu and gpu and conflicts]
     if not pushed:
         return {}
     clash = conflicts[0].message
@@ -238,3 +253,8 @@ def _with_agreement(plan: Plan, chosen: Sequence[Candidate], kb: KnowledgeBase) 
                 " verified)"
             )
     return dataclasses.replace(plan, reasons=tuple(reasons), warnings=tuple(warnings))
+
+
+def _every(ranked: Ranks) -> list[Candidate]:
+    """All of a framework's candidates, a Ranked one's evaluated to the end."""
+    return ranked.drain() if isinstance(ranked, Ranked) else list(ranked)

@@ -22,9 +22,10 @@ def _lock_plan(plan_file: Path, tmp_path: Path) -> subprocess.CompletedProcess[s
     )
 
 
-def _saved_plan(tmp_path: Path) -> dict[str, object]:
+def _saved_plan(tmp_path: Path, *flags: str) -> dict[str, object]:
+    command = ["resolve", "jax", "--no-gpu", "--os", "linux", "--json", *flags]
     done = subprocess.run(
-        [sys.executable, "-m", "gpuenv", "resolve", "jax", "--no-gpu", "--os", "linux", "--json"],
+        [sys.executable, "-m", "gpuenv", *command],
         capture_output=True,
         text=True,
         check=True,
@@ -76,8 +77,8 @@ def test_a_fifo_plan_file_is_refused_without_waiting(tmp_path: Path) -> None:
 def test_the_plan_resolve_saves_is_accepted(tmp_path: Path) -> None:
     from gpuenv.lock.plan_file import read_plan_file
 
-    saved = _saved_plan(tmp_path)
-    assert "rejected" in saved  # resolve explains the other builds; lock ignores that part
+    saved = _saved_plan(tmp_path, "-v")
+    assert "rejected" in saved  # resolve -v explains the other builds; lock ignores that part
     path = tmp_path / "plan.json"
     path.write_text(json.dumps(saved), encoding="utf-8")
     plan = read_plan_file(path)
