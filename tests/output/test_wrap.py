@@ -106,3 +106,21 @@ def test_gpuenv_columns_sets_the_width_and_zero_turns_wrapping_off() -> None:
             assert _too_wide(done.stdout + done.stderr, widest) == []
         else:
             assert max(len(line) for line in lines) > 300  # explain's long reasons, whole
+
+
+TEXT = st.text(st.sampled_from("ab /:-\t\r\x0b"), max_size=200)
+
+
+@given(TEXT, st.integers(1, 60), st.sampled_from(["", "  ", "    ", " " * 70]))
+def test_lines_are_wrapped_as_textwrap_wraps_them(text: str, columns: int, later: str) -> None:
+    import textwrap
+
+    from gpuenv.output.wrap import _greedy
+
+    assert _greedy(text, columns, later) == textwrap.wrap(
+        text,
+        width=columns,
+        subsequent_indent=later,
+        break_long_words=False,
+        break_on_hyphens=False,
+    )

@@ -50,17 +50,39 @@ def wrap_line(line: str, columns: int) -> list[str]:
     lead = " " * (len(line) - len(body))
     marker = _MARKER.match(body)
     later = lead + (" " * marker.end() if marker else " " * HANGING)
-    import textwrap  # only where a line is too long
+    return _greedy(line, columns, later) or [line]
 
-    return textwrap.wrap(
-        line,
-        width=columns,
-        initial_indent="",
-        subsequent_indent=later,
-        break_long_words=False,
-        break_on_hyphens=False,
-        drop_whitespace=True,
-    ) or [line]
+
+# what textwrap treats as whitespace (ASCII only), each made a blank as it does
+_BLANKS = str.maketrans("\t\n\x0b\x0c\r", "     ")
+_CHUNKS = re.compile(r"([\t\n\x0b\x0c\r ]+)")
+
+
+def _greedy(line: str, columns: int, later: str) -> list[str]:
+    """textwrap.wrap(line, columns, subsequent_indent=later) with break_long_words,
+    break_on_hyphens off (a word longer than a line stays whole, on a line of its own), as
+    textwrap words it: importing textwrap compiles its word-splitting patterns (1 ms of every
+    command that prints a long line)."""
+    chunks = [c for c in _CHUNKS.split(line.expandtabs().translate(_BLANKS)) if c]
+    chunks.reverse()
+    lines: list[str] = []
+    while chunks:
+        indent = later if lines else ""
+        room = columns - len(indent)
+        if lines and not chunks[-1].strip():
+            chunks.pop()  # a later line starts at a word, not at the blank before it
+        taken: list[str] = []
+        used = 0
+        while chunks and used + len(chunks[-1]) <= room:
+            used += len(chunks[-1])
+            taken.append(chunks.pop())
+        if chunks and not taken:
+            taken.append(chunks.pop())  # a word longer than the line: whole, alone
+        if taken and not taken[-1].strip():
+            taken.pop()  # nor does a line end with a blank
+        if taken:
+            lines.append(indent + "".join(taken))
+    return lines
 
 
 def wrap(text: str, columns: int) -> str:
