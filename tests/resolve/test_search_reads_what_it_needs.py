@@ -32,9 +32,11 @@ REQUESTS = (
 )
 
 
-def _answer(machine: Machine, request: tuple[str, ...], kb: KnowledgeBase, every: bool) -> Any:
+def _answer(
+    machine: Machine, request: tuple[str, ...], kb: KnowledgeBase, every: bool, **flags: Any
+) -> Any:
     try:
-        plan = resolve(machine, request, kb=kb, every_rejection=every)
+        plan = resolve(machine, request, kb=kb, every_rejection=every, **flags)
     except Exception as exc:  # a refusal must be the same words
         return f"{type(exc).__name__}: {exc}", []
     data = plan.to_json(with_rejected=True)
@@ -53,13 +55,44 @@ def test_the_plan_is_the_one_evaluating_every_build_gives(
         lazy, met = _answer(machine, request, kb, every=False)
         whole, every = _answer(machine, request, kb, every=True)
         assert lazy == whole, where
-        for framework in {r["candidate"].split()[0] for r in every}:
-            mine = [r for r in every if r["candidate"].split()[0] == framework]
-            seen = [r for r in met if r["candidate"].split()[0] == framework]
-            assert seen == mine[: len(seen)], where  # what the search met, in its order
+        assert _per_framework_prefix(met, every), where  # what the search met, in its order
         assert len(met) <= len(every), where
         shorter += len(met) < len(every)
     assert shorter > 10  # the case is worth checking: most plans stop early
+
+
+CPU_REQUESTS = (*REQUESTS, ("tensorflow-cpu", "torch"), ("jax",), ("torch==2.1.2",))
+
+
+@pytest.mark.parametrize("os_name", ["linux", "windows", "macos"])
+def test_a_cpu_plan_is_the_one_evaluating_every_build_gives(
+    os_name: str, describe: Any, kb: KnowledgeBase, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    evaluated = _counting_evaluations(monkeypatch)
+    fewer = 0
+    cases: list[tuple[Any, dict[str, Any]]] = [(None, {})]
+    if os_name != "macos":  # no NVIDIA GPU there to leave unused
+        cases.append(("RTX 3090", {"no_gpu": True}))
+    for (gpu, flags), request in itertools.product(cases, CPU_REQUESTS):
+        machine = describe(gpu=gpu, driver="580.65.06" if gpu else None, os_name=os_name)
+        where = (gpu, flags, os_name, request)
+        evaluated.clear()
+        lazy, met = _answer(machine, request, kb, False, **flags)
+        lazily = len(evaluated)
+        whole, every = _answer(machine, request, kb, True, **flags)
+        assert lazy == whole, where
+        assert _per_framework_prefix(met, every) and len(met) <= len(every), where
+        fewer += lazily < len(evaluated) - lazily  # the whole run evaluated both
+    assert fewer > len(cases) * len(CPU_REQUESTS) / 2  # the case is worth checking
+
+
+def _per_framework_prefix(met: list[Any], every: list[Any]) -> bool:
+    for framework in {r["candidate"].split()[0] for r in every}:
+        mine = [r for r in every if r["candidate"].split()[0] == framework]
+        seen = [r for r in met if r["candidate"].split()[0] == framework]
+        if seen != mine[: len(seen)]:
+            return False
+    return True
 
 
 def _counting_evaluations(monkeypatch: pytest.MonkeyPatch) -> list[str]:

@@ -14,41 +14,38 @@ from gpuenv.versions import version_key
 
 
 def candidates(
-    kb: KnowledgeBase, target: Target, req: FrameworkRequirement, *, cpu: bool = True
-) -> tuple[list[Candidate], list[Candidate], list[Rejection]]:
+    kb: KnowledgeBase,
+    target: Target,
+    req: FrameworkRequirement,
+    rejected: list[Rejection],
+    *,
+    cpu: bool = True,
+) -> Iterator[Candidate]:
     """GPU candidates (newest release first, newest CUDA first), then one CPU candidate per
     release (newest first), then CUDA builds that would run on the CPU dragging gigabytes of
-    CUDA libraries along (a last resort), and every rejection. `cpu=False` leaves the CPU
-    candidates out (cpu_fallbacks gives them), where they explain nothing (cpu_explains)."""
-    gpu: list[Candidate] = []
-    cpu_ones: list[Candidate] = []
+    CUDA libraries along (a last resort); each evaluated when it is asked for
+    (gpuenv.resolve.ranked), the rejections met before it added to `rejected` first, newest
+    first. `cpu=False` leaves the CPU candidates out (cpu_fallbacks gives them), where they
+    explain nothing (cpu_explains)."""
+    on_gpu = target.wants_gpu and not req.cpu_only
+    waiting: list[Candidate] = []  # CPU candidates, behind every GPU one
     heavy: list[Candidate] = []
-    rejected: list[Rejection] = []
     for release in kb.framework(req.framework).releases:  # newest first
-        if target.wants_gpu and not req.cpu_only:
+        if on_gpu:
             for outcome in _gpu_outcomes(kb, target, req, release):
                 if isinstance(outcome, Candidate):
-                    gpu.append(outcome)
+                    yield outcome
                 else:
                     rejected.append(outcome)
         if cpu:
-            _cpu_candidate(kb, target, req, release, cpu_ones, heavy, rejected)
-    return gpu, cpu_ones + heavy, rejected
-
-
-def gpu_candidates(
-    kb: KnowledgeBase, target: Target, req: FrameworkRequirement, rejected: list[Rejection]
-) -> Iterator[Candidate]:
-    """candidates(cpu=False)'s GPU candidates, in its order, each evaluated when it is asked
-    for (gpuenv.resolve.ranked); the rejections met before it are added to `rejected` first."""
-    if not target.wants_gpu or req.cpu_only:
-        return
-    for release in kb.framework(req.framework).releases:  # newest first
-        for outcome in _gpu_outcomes(kb, target, req, release):
-            if isinstance(outcome, Candidate):
-                yield outcome
-            else:
-                rejected.append(outcome)
+            found: list[Candidate] = []
+            _cpu_candidate(kb, target, req, release, found, heavy, rejected)
+            if on_gpu:
+                waiting.extend(found)
+            else:  # no GPU candidate to wait for
+                yield from found
+    yield from waiting
+    yield from heavy
 
 
 def _gpu_outcomes(

@@ -11,7 +11,7 @@ from gpuenv.machine import Machine
 from gpuenv.recipes import KnowledgeBase, load_knowledge_base
 from gpuenv.resolve import explain
 from gpuenv.resolve.assemble import assemble
-from gpuenv.resolve.candidates import candidates, cpu_explains, cpu_fallbacks, gpu_candidates
+from gpuenv.resolve.candidates import candidates, cpu_explains, cpu_fallbacks
 from gpuenv.resolve.combine import Conflict, Ranks, best_combination, nvidia_wheels
 from gpuenv.resolve.plan import DEFAULT_REQUIREMENTS, Plan
 from gpuenv.resolve.ranked import Ranked
@@ -151,18 +151,13 @@ def _resolve(
     # The search meets every combination with all frameworks on the GPU before any other
     # (combine), so where the CPU candidates explain nothing they are evaluated only when no
     # such combination fits: 243 of the 639 builds `resolve torch tensorflow` weighed on a GPU
-    # machine were each release's CPU fallback (1-2 ms). Their GPU candidates are evaluated as
-    # the search reads them (ranked): it stops at the first combination that agrees.
+    # machine were each release's CPU fallback (1-2 ms). The candidates are evaluated as the
+    # search reads them (ranked): it stops at the first combination that agrees.
     later = not any(cpu_explains(target, req) for req in reqs)
     rejected_by: list[list[Rejection]] = [[] for _ in reqs]  # each framework's, newest first
     ranked: list[Ranks] = []
     for req, rejected in zip(reqs, rejected_by):
-        if later:
-            ranked.append(Ranked(gpu_candidates(kb, target, req, rejected)))
-        else:
-            gpu, cpu, found = candidates(kb, target, req)
-            rejected.extend(found)
-            ranked.append(gpu + cpu)
+        ranked.append(Ranked(candidates(kb, target, req, rejected, cpu=not later)))
 
     chosen, conflicts = best_combination(ranked, kb)
     if chosen is None and later:
