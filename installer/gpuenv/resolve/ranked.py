@@ -1,8 +1,8 @@
 """A framework's candidates, best first, each evaluated only when the search first asks for it.
 
 The search (gpuenv.resolve.combine) walks combinations best first and stops at the first that
-agrees, which on a GPU machine is usually among each framework's newest few releases: `resolve
-torch tensorflow` evaluated 152 releases' GPU builds to use those of about ten. What is never
+agrees, usually among each framework's newest few releases: `resolve torch tensorflow` on a GPU
+machine evaluated 152 releases' GPU builds to use those of about ten. What is never
 asked for is never evaluated; `drain` evaluates the rest where every rejection is wanted
 (`gpuenv explain`, `resolve -v`) or where the search failed (its error names them).
 """

@@ -63,8 +63,8 @@ def resolve(
 ) -> Plan:
     """The newest stack that runs on `machine`; `available` (from lock) limits it to what the
     reachable sources publish. The Plan's `rejected` lists every candidate a rule rejected, or,
-    with `every_rejection=False`, those the search met: on a GPU machine, every build better than
-    the chosen ones, which is all that the Plan's reasons, warnings and fixes rest on."""
+    with `every_rejection=False`, those the search met: every build better than the chosen ones,
+    which is all that the Plan's reasons, warnings and fixes rest on."""
     kb = kb or load_knowledge_base()
     plan, _, target = _resolve(
         machine,
