@@ -124,3 +124,13 @@ def test_lines_are_wrapped_as_textwrap_wraps_them(text: str, columns: int, later
         break_long_words=False,
         break_on_hyphens=False,
     )
+
+
+@given(st.text(st.sampled_from("-*\u2022[]().1 2a\u0663"), max_size=12))
+def test_a_list_items_text_starts_where_its_marker_pattern_ends(line: str) -> None:
+    import re
+
+    from gpuenv.output.wrap import item_text_start
+
+    marker = re.compile(r"(?:[-*\u2022]|\d+[.)]|\[\d+\]) +").match(line)
+    assert item_text_start(line) == (marker.end() if marker else 0)
