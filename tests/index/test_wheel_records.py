@@ -263,3 +263,49 @@ def test_a_cache_that_cannot_be_written_never_fails_the_check(tmp_path: Path) ->
     for _ in range(2):
         assert refuse_overlaps([a, b], "the lock", _counting_reader(log)) == []
     assert len(log) == 4
+
+
+def test_a_cache_entry_a_power_loss_cut_short_is_read_again(tmp_path: Path) -> None:
+    """The entries are not flushed to disk before their rename (the lock waits for them): what a
+    power loss can leave, a prefix or a tail of zeros, must never read as a record."""
+    from gpuenv.cache import cache_dir
+
+    wheel = _nvidia(tmp_path, "nvidia-cudnn-cu12", "x")
+    first = record_of(wheel)
+    entry = cache_dir() / "wheel-records" / f"{wheel.sha256}.json"
+    whole = entry.read_bytes()
+    calls: list[str] = []
+
+    def counting(url: str) -> bytes | None:
+        from gpuenv.index.remote_wheel import read_record
+
+        calls.append(url)
+        return read_record(url)
+
+    torn = [whole[:cut] for cut in range(len(whole))]
+    torn += [whole[:cut] + b"\0" * (len(whole) - cut) for cut in range(0, len(whole), 7)]
+    for content in torn:
+        entry.write_bytes(content)
+        assert record_of(wheel, counting) == first
+    assert len(calls) == len(torn)  # each torn entry was read again, none believed
+
+
+def test_the_cache_is_written_without_waiting_for_the_disk(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from gpuenv.cache import kind_dir
+    from gpuenv.fs.atomic_write import atomic_write_bytes
+    from gpuenv.index.wheel_records import CACHE_KIND
+
+    kind_dir(CACHE_KIND)  # the cache made and tagged, once for all its entries (flushed)
+    flushed: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (flushed.append(fd), real(fd))[1])
+    cu12 = _nvidia(tmp_path, "nvidia-cudnn-cu12", "cudnn 9.5 for CUDA 12")
+    other = _locked(build_wheel(tmp_path / "o", "other", "1.0", files={"other/x.py": ""}))
+    assert refuse_overlaps([cu12, other], "the lock") == []  # two records and the clean set
+    assert flushed == []
+    atomic_write_bytes(tmp_path / "lockfile", b"pins\n")  # an output file still is flushed
+    assert len(flushed) == 1

@@ -96,11 +96,14 @@ def atomic_write(
     *,
     root: Optional[Path] = None,
     mode: Optional[int] = None,
+    durable: bool = True,
 ) -> None:
     """Call `write(staged)` to write the content under the target's own name in a private
     folder beside it, then move it onto `path` in one rename. With `root`, every folder from
     `root` down to the target's must not be a link (checked before and again just before the
-    rename); the new file gets `mode` when given (else the umask decides)."""
+    rename); the new file gets `mode` when given (else the umask decides). `durable=False`
+    skips the flush to disk before the rename: only for a cache entry whose torn form (after a
+    power loss) its reader refuses, as it refuses a JSON text cut short."""
     import shutil  # these two not at the top: `gpuenv lock` checks its -o before it starts uv,
     import tempfile  # and writes only after uv answers
 
@@ -116,8 +119,9 @@ def atomic_write(
     try:
         staged = Path(tmp) / path.name
         write(staged)
-        with staged.open("rb") as fh:
-            os.fsync(fh.fileno())
+        if durable:
+            with staged.open("rb") as fh:
+                os.fsync(fh.fileno())
         if mode is not None:
             os.chmod(staged, mode)
         check_output_path(path)  # again just before the rename: something may have appeared
@@ -133,18 +137,28 @@ def atomic_write(
 
 
 def atomic_write_text(
-    path: Path, text: str, *, root: Optional[Path] = None, mode: Optional[int] = None
+    path: Path,
+    text: str,
+    *,
+    root: Optional[Path] = None,
+    mode: Optional[int] = None,
+    durable: bool = True,
 ) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"), root=root, mode=mode)
+    atomic_write_bytes(path, text.encode("utf-8"), root=root, mode=mode, durable=durable)
 
 
 def atomic_write_bytes(
-    path: Path, data: bytes, *, root: Optional[Path] = None, mode: Optional[int] = None
+    path: Path,
+    data: bytes,
+    *,
+    root: Optional[Path] = None,
+    mode: Optional[int] = None,
+    durable: bool = True,
 ) -> None:
     def write(staged: Path) -> None:
         staged.write_bytes(data)
 
-    atomic_write(path, write, root=root, mode=mode)
+    atomic_write(path, write, root=root, mode=mode, durable=durable)
 
 
 def _advice(path: Path, exc: OSError) -> str:

@@ -25,7 +25,7 @@ import posixpath
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Optional
+from typing import Optional, Union
 
 from gpuenv.errors import FAILURE_EXIT, GpuenvError
 from gpuenv.fs.safe_paths import is_sha256
@@ -70,6 +70,8 @@ class Overlap:
 
 # url -> the wheel's RECORD (None when it has none)
 RecordReader = Callable[[str], Optional[bytes]]
+# the same, or the RECORD already parsed (parse_record: read and parsed while uv ran)
+RecordSource = Callable[[str], Union[bytes, dict[str, str], None]]
 
 
 def default_reader(url: str) -> Optional[bytes]:
@@ -128,18 +130,18 @@ def record_of(wheel: LockedWheel, reader: RecordReader = default_reader) -> dict
     return cached if cached is not None else _read_and_keep(wheel, reader)
 
 
-def _read_and_keep(wheel: LockedWheel, reader: RecordReader) -> dict[str, str]:
+def _read_and_keep(wheel: LockedWheel, reader: RecordSource) -> dict[str, str]:
     """The wheel's record read from the wheel itself, and kept in the cache by its sha256."""
     data = reader(wheel.url)
     if data is None:
         raise WheelRecordError(f"{wheel.filename} has no .dist-info/RECORD; it is no valid wheel")
-    record = parse_record(data, wheel.filename)
+    record = data if isinstance(data, dict) else parse_record(data, wheel.filename)
     _store(wheel.sha256, record)
     return record
 
 
 def records(
-    wheels: Iterable[LockedWheel], reader: RecordReader = default_reader
+    wheels: Iterable[LockedWheel], reader: RecordSource = default_reader
 ) -> tuple[dict[str, dict[str, str]], list[str]]:
     """wheel file name -> its record, read side by side (most are range requests); and one
     line for each wheel whose RECORD could not be read (unreachable, no range support)."""
@@ -197,7 +199,7 @@ def overlaps(found: dict[str, dict[str, str]]) -> list[Overlap]:
 
 
 def refuse_overlaps(
-    wheels: Iterable[LockedWheel], what: str, reader: RecordReader = default_reader
+    wheels: Iterable[LockedWheel], what: str, reader: RecordSource = default_reader
 ) -> list[str]:
     """Raise WheelOverlapError naming both wheels and one shared path when any two overlap;
     returns a note for each wheel that could not be checked (never silently unchecked).
@@ -251,7 +253,8 @@ def _store_set(key: str) -> None:
     from gpuenv.fs.atomic_write import atomic_write_bytes
 
     with contextlib.suppress(OSError, GpuenvError):  # a cache: the next run reads them again
-        atomic_write_bytes(kind_dir(CACHE_KIND) / f"set-{key}", _CLEAN)
+        # not flushed to disk (as _store): a marker a power loss cut short is not _CLEAN
+        atomic_write_bytes(kind_dir(CACHE_KIND) / f"set-{key}", _CLEAN, durable=False)
 
 
 # -- the cache: sha256 -> RECORD, JSON in gpuenv's cache folder ------------------------------
@@ -285,6 +288,9 @@ def _store(sha256: str, record: dict[str, str]) -> None:
 
     try:
         folder = kind_dir(CACHE_KIND)
-        atomic_write_text(folder / f"{sha256}.json", json.dumps(record, sort_keys=True))
+        # not flushed to disk: the lock waits for these writes, and a file a power loss cut
+        # short is no JSON object (_cached reads it as absent)
+        text = json.dumps(record, sort_keys=True)
+        atomic_write_text(folder / f"{sha256}.json", text, durable=False)
     except (OSError, GpuenvError):
         pass  # a cache: the next run reads the RECORD again

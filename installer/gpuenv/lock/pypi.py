@@ -21,7 +21,7 @@ from gpuenv.lock.errors import LockError, SourceUnreachableError, UnsatisfiableE
 
 if TYPE_CHECKING:  # light to import: `gpuenv lock` starts a PipCompile first (last_request)
     from gpuenv.index.config import IndexConfig
-    from gpuenv.index.wheel_records import RecordReader
+    from gpuenv.index.wheel_records import RecordReader, RecordSource
     from gpuenv.resolve.plan import Plan
     from gpuenv.uv.spawn import Process
 
@@ -247,7 +247,7 @@ class PipCompile:
         self._work = None
         self._cleanup.close()
 
-    def record_reader(self, fallback: RecordReader) -> RecordReader:
+    def record_reader(self, fallback: RecordReader) -> RecordSource:
         """wheel_records' reader for uv's answer: the RECORDs read while uv ran (uv_picks),
         `fallback` for the others."""
         return self._picks.reader(fallback) if self._picks is not None else fallback

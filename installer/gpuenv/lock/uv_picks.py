@@ -7,8 +7,8 @@ in debug lines RUST_LOG turns on without -v, which wheel it picks as it resolves
 numpy==2.4.6 [compatible] (numpy-2.4.6-cp311-...whl)`) and which files it asks its index for
 that its cache does not hold (`No cache entry for: <URL>`): the wheel's own URL, or that URL and
 `.metadata` (PEP 658). A wheel that uv picked and fetched anew has its RECORD read then, from
-that URL, while uv goes on; one found in uv's cache was most likely read before, and is left
-to gpuenv's cache of RECORDs after uv.
+that URL, and parsed, while uv goes on; one found in uv's cache was most likely read before,
+and is left to gpuenv's cache of RECORDs after uv.
 
 What is read early is used only for the very URL uv's answer names, and is the RECORD a read
 after uv would fetch from that URL: a pick uv gave up, a read that failed or is not done, or a
@@ -19,14 +19,15 @@ still under way never holds the command's exit.
 
 from __future__ import annotations
 
+import contextlib
 import re
 import threading
-from typing import Optional
+from typing import Optional, Union
 from urllib.parse import unquote, urlsplit
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING, without importing typing: see _entry
 if TYPE_CHECKING:  # a lock imports this before its uv run starts: only what it uses
-    from gpuenv.index.wheel_records import RecordReader
+    from gpuenv.index.wheel_records import RecordReader, RecordSource
     from gpuenv.uv.spawn import Process
 
 # the resolver's picks, and the HTTP cache's misses: only these lines
@@ -63,6 +64,7 @@ class _Read:
         self.url = url
         self.done = threading.Event()
         self.record: Optional[bytes] = None
+        self.parsed: Optional[dict[str, str]] = None  # the record, parsed (parse_record)
         self.failed = False
 
 
@@ -105,24 +107,34 @@ class Picks:
         threading.Thread(target=self._read, args=(read,), name="gpuenv-pick", daemon=True).start()
 
     def _read(self, read: _Read) -> None:
+        from gpuenv.index.wheel_records import WheelRecordError, parse_record
+
         try:
             with self._slots:
                 read.record = self._record(read.url)
         except Exception:  # an early read only saves time: the read after uv says what failed
             read.failed = True
+        else:
+            # parsed here too, while uv works: after uv, a large wheel's 2,000-3,000 rows took
+            # 2-3 ms each (the GIL serialises the parses of all wheels)
+            with contextlib.suppress(WheelRecordError):  # parsed again after uv, and refused
+                read.parsed = (
+                    parse_record(read.record, wheel_name(read.url)) if read.record else None
+                )
         finally:
             read.done.set()
 
-    def reader(self, fallback: RecordReader) -> RecordReader:
-        """A RecordReader that answers from the early read of that very URL, once done, and
-        reads any other URL (or one whose early read failed) with `fallback`."""
+    def reader(self, fallback: RecordReader) -> RecordSource:
+        """A RecordSource that answers from the early read of that very URL, once done (parsed,
+        where that succeeded), and reads any other URL (or one whose early read failed) with
+        `fallback`."""
 
-        def read(url: str) -> Optional[bytes]:
+        def read(url: str) -> Union[bytes, dict[str, str], None]:
             early = self._reads.get(wheel_name(url))
             if early is not None and early.url == url:
                 early.done.wait()  # bounded: the read's own budget (remote_wheel)
                 if not early.failed:
-                    return early.record
+                    return early.parsed if early.parsed is not None else early.record
             return fallback(url)
 
         return read

@@ -1,10 +1,12 @@
 """uv's stderr, read while it resolves (lock.uv_picks), is untrusted text: only a pick that uv
 also fetched anew, from an http(s) URL without credentials, is read early, and what is read
-early answers only for the very URL uv's answer names."""
+early answers only for the very URL uv's answer names: parsed, as the check after uv parses a
+RECORD, or, where parsing refuses it, as its bytes, for the check to refuse."""
 
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import Optional
 
 import pytest
@@ -42,7 +44,10 @@ def fed(*lines: str, reader: Optional[Reader] = None) -> tuple[Picks, Reader]:
     return picks, reader
 
 
-def answered(picks: Picks, url: str) -> tuple[Optional[bytes], list[str]]:
+PARSED = {"numpy/__init__.py": ""}  # the RECORD above, as parse_record gives it
+
+
+def answered(picks: Picks, url: str) -> tuple[object, list[str]]:
     """What the lock's check gets for `url`, and what it had to read itself."""
     after: list[str] = []
 
@@ -57,7 +62,7 @@ def answered(picks: Picks, url: str) -> tuple[Optional[bytes], list[str]]:
 def test_a_pick_uv_fetched_anew_is_read_once_in_either_order(order: tuple[str, str]) -> None:
     picks, reader = fed(*order, *order)  # uv repeats lines as it goes back and forth
     record, after = answered(picks, URL)
-    assert record == b"numpy/__init__.py,,\n" and after == []
+    assert record == PARSED and after == []
     assert reader.asked == [URL]
 
 
@@ -65,7 +70,7 @@ def test_lines_split_anywhere_across_reads_are_taken_whole() -> None:
     picks = Picks(Reader())
     for byte in (PICK + FETCH).encode():
         picks.feed(bytes([byte]))
-    assert answered(picks, URL) == (b"numpy/__init__.py,,\n", [])
+    assert answered(picks, URL) == (PARSED, [])
 
 
 def test_the_metadata_file_names_its_wheel() -> None:
@@ -110,6 +115,37 @@ def test_a_failed_early_read_is_read_again_after_uv() -> None:
 
     picks, _ = fed(PICK, FETCH, reader=Failing())
     assert answered(picks, URL) == (b"read after uv", [URL])
+
+
+def test_a_record_parsed_early_is_the_checks_and_is_kept(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gpuenv.index import wheel_records
+    from isolation import isolate
+
+    isolate(monkeypatch, gpuenv_root=tmp_path / "cache", uv_cache=tmp_path / "uv-cache")
+    picks, _ = fed(PICK, FETCH)
+    wheel = wheel_records.LockedWheel(WHEEL, URL, "b" * 64)
+    after = Reader()
+    found, unread = wheel_records.records([wheel], picks.reader(after))
+    assert found == {WHEEL: PARSED} and unread == [] and after.asked == []
+    assert wheel_records.record_of(wheel, after) == PARSED and after.asked == []  # cached
+
+
+def test_a_record_parsing_refuses_is_refused_after_uv_as_ever(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from gpuenv.index import wheel_records
+
+    escaped: list[object] = []  # the early read's thread ends cleanly: no traceback on stderr
+    monkeypatch.setattr(threading, "excepthook", escaped.append)
+    hostile = b"../../etc/cron.d/job,sha256=x,1\n"
+    picks, _ = fed(PICK, FETCH, reader=Reader(answer=hostile))
+    assert answered(picks, URL) == (hostile, [])  # not parsed early: its bytes
+    assert escaped == []
+    wheel = wheel_records.LockedWheel(WHEEL, URL, "a" * 64)
+    with pytest.raises(wheel_records.WheelRecordError, match="outside the environment"):
+        wheel_records.records([wheel], picks.reader(Reader()))
 
 
 def test_a_wheel_without_record_is_answered_as_the_read_after_would() -> None:
