@@ -163,12 +163,12 @@ def _resolve(
     if chosen is None and later:
         ranked = [_every(r) + cpu_fallbacks(kb, target, req) for r, req in zip(ranked, reqs)]
         chosen, conflicts = best_combination(ranked, kb)
-    every = [_every(r) for r in ranked] if chosen is None or every_rejection else None
-    rejections = [r for rejected in rejected_by for r in rejected]  # all of them with `every`
+    # evaluated to the end where every rejection is wanted, or needed to say why nothing fits
+    drained = [_every(r) for r in ranked] if chosen is None or every_rejection else []
+    rejections = [r for rejected in rejected_by for r in rejected]
     if chosen is None:
-        assert every is not None
         raise ResolveError(
-            explain.infeasible(reqs, every, rejections, [c.message for c in conflicts], kb)
+            explain.infeasible(reqs, drained, rejections, [c.message for c in conflicts], kb)
         )
 
     has_gpu = [r[0].on_gpu for r in ranked]
