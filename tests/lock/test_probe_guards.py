@@ -173,3 +173,61 @@ def test_a_wheel_tagged_for_a_bare_cp_interpreter_counts_for_any_python(
         "2.15.0": frozenset({"3.11"}),
         "2.13.0": frozenset({"*"}),
     }
+
+
+def _asking(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The indexes the probe asks (through the fixture's redirect), in the order asked."""
+    asked: list[str] = []
+    real = availability._fetch
+
+    def fetch(index: str, project: str) -> list[str]:
+        asked.append(index)
+        return real(index, project)
+
+    monkeypatch.setattr(availability, "_fetch", fetch)
+    return asked
+
+
+def test_a_plan_for_the_cpu_asks_no_index_of_cuda_builds(
+    served: Served, tmp_path: Path, kb: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """PyTorch's cu* indexes publish only CUDA builds, which a CPU plan never weighs; its CPU
+    index is asked, as the user's is."""
+    asked = _asking(monkeypatch)
+    mine = served.index("mine", [_wheel(tmp_path, "2.14.1", LINUX)])
+    config = IndexConfig(index_url=mine, origin="test")
+    every = framework_packages(kb, ["torch"], "linux-64")["torch"]
+    for_cpu = framework_packages(kb, ["torch"], "linux-64", gpu=False)["torch"]
+    assert for_cpu and len(for_cpu) < len(every)
+    cpu_found = gather(kb, ["torch"], "linux-64", config, gpu=False)
+    assert sorted(asked) == sorted([mine, *for_cpu])
+    assert (
+        cpu_found.versions["torch"] == gather(kb, ["torch"], "linux-64", config).versions["torch"]
+    )
+    assert set(asked[len(for_cpu) + 1 :]) == {mine, *every}  # a GPU plan asks them all
+
+
+@pytest.mark.parametrize(
+    ("gpu", "flags", "asks_cuda"),
+    [(None, {}, False), ("RTX 3090", {"no_gpu": True}, False), ("RTX 3090", {}, True)],
+    ids=["no-gpu-here", "--no-gpu", "gpu-plan"],
+)
+def test_the_lock_probes_cuda_indexes_only_for_a_gpu_plan(
+    gpu: Any,
+    flags: dict[str, Any],
+    asks_cuda: bool,
+    served: Served,
+    kb: Any,
+    describe: Any,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    asked = _asking(monkeypatch)
+    config = IndexConfig(index_url=served.index("none", []), origin="test")
+    cuda = (
+        framework_packages(kb, ["torch"], "linux-64")["torch"]
+        - framework_packages(kb, ["torch"], "linux-64", gpu=False)["torch"]
+    )
+    machine = describe(gpu, "580.65.06" if gpu else None)
+    with pytest.raises(ResolveError):  # nothing is published here: only what was asked counts
+        resolve_with_sources(machine, ["torch"], kb, config, **flags)
+    assert asked and bool(cuda & set(asked)) == asks_cuda

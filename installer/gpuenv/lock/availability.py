@@ -41,9 +41,11 @@ PROBE_TIMEOUT = 15.0
 
 
 def framework_packages(
-    kb: KnowledgeBase, frameworks: Iterable[str], platform: str
+    kb: KnowledgeBase, frameworks: Iterable[str], platform: str, *, gpu: bool = True
 ) -> dict[str, set[str]]:
-    """package -> the indexes (besides the user's) that publish it for the platform."""
+    """package -> the indexes (besides the user's) that publish it for the platform. `gpu=False`
+    (a plan for the CPU): without the indexes of CUDA builds, which such a plan never weighs
+    (resolve.candidates: only a CUDA build the user's index publishes can run on its CPU)."""
     out: dict[str, set[str]] = {}
     for name in frameworks:
         for release in kb.framework(name).releases:
@@ -51,7 +53,7 @@ def framework_packages(
                 if platform not in build.platforms:
                     continue
                 indexes = out.setdefault(labelled_project(release, build), set())
-                if build.index and platform not in build.pypi_default:
+                if build.index and platform not in build.pypi_default and (gpu or not build.is_gpu):
                     indexes.add(build.index)
     return out
 
@@ -103,10 +105,17 @@ def _python_of(interpreter: str) -> str:
 
 
 def gather(
-    kb: KnowledgeBase, frameworks: Iterable[str], platform: str, config: IndexConfig
+    kb: KnowledgeBase,
+    frameworks: Iterable[str],
+    platform: str,
+    config: IndexConfig,
+    *,
+    gpu: bool = True,
 ) -> Availability:
+    """What the sources publish of the frameworks' packages; `gpu=False`: for a plan that
+    runs on the CPU (framework_packages)."""
     frameworks = list(frameworks)
-    packages = framework_packages(kb, frameworks, platform)
+    packages = framework_packages(kb, frameworks, platform, gpu=gpu)
     unreachable: dict[str, str] = {}
     uv = _uv_sources(unreachable)  # a mirror set up for uv only (UV_INDEX, uv.toml) counts too
     if config.no_index:  # pip's no-index: find-links folders only
@@ -262,7 +271,10 @@ def resolve_with_sources(
     frameworks = [r.framework for r in parse_requirements(list(requirements))]
     if ideal is None:
         ideal = resolve(machine, requirements, kb=kb, every_rejection=False, **resolve_args)
-    available = gather(kb, frameworks, machine.platform, config)
+    # a plan for the CPU (no NVIDIA GPU, or --no-gpu: resolve.target's wants_gpu) asks no
+    # index that publishes only CUDA builds (the JAX CUDA releases page, PyTorch's cu* indexes)
+    gpu = bool(machine.gpus) and not resolve_args.get("no_gpu")
+    available = gather(kb, frameworks, machine.platform, config, gpu=gpu)
     try:
         plan = resolve(machine, requirements, kb=kb, available=available, **resolve_args)
     except ResolveError as exc:
