@@ -10,7 +10,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import pytest
 
@@ -29,19 +29,18 @@ def index(tmp_path_factory: pytest.TempPathFactory) -> str:
     return build_simple_index(root / "index", jax_for_windows(root / "wheels"))
 
 
-def lock(folder: Path, index: str, uv_cache: Path) -> subprocess.CompletedProcess[str]:
-    """The program's `gpuenv -v lock`, with its own uv cache."""
+def lock(
+    folder: Path, index: str, uv_cache: Optional[Path] = None, *flags: str
+) -> subprocess.CompletedProcess[str]:
+    """The program's `gpuenv -v lock` with `flags` (default: writing env.lock.yml), with its
+    own uv cache where one is given."""
+    cache = {"UV_CACHE_DIR": str(uv_cache)} if uv_cache is not None else {}
     return subprocess.run(
-        [sys.executable, "-m", "gpuenv", "-v", "lock", *FLAGS, "-o", "env.lock.yml"],
+        [sys.executable, "-m", "gpuenv", "-v", "lock", *FLAGS, *(flags or ["-o", "env.lock.yml"])],
         capture_output=True,
         text=True,
         cwd=folder,
-        env={
-            **os.environ,
-            "PIP_INDEX_URL": index,
-            "PIP_CONFIG_FILE": os.devnull,
-            "UV_CACHE_DIR": str(uv_cache),
-        },
+        env={**os.environ, "PIP_INDEX_URL": index, "PIP_CONFIG_FILE": os.devnull, **cache},
         timeout=120,
     )
 
@@ -65,14 +64,7 @@ def test_the_program_has_uv_look_at_its_interpreter_first(tmp_path: Path, index:
 
 
 def test_a_look_is_stopped_when_the_lock_fails_before_uv(tmp_path: Path, index: str) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "gpuenv", "-v", "lock", *FLAGS, "--gpu", "1.0"],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        env={**os.environ, "PIP_INDEX_URL": index, "PIP_CONFIG_FILE": os.devnull},
-        timeout=120,
-    )
+    done = lock(tmp_path, index, None, "--gpu", "1.0")
     assert done.returncode != 0 and " pip compile " not in done.stderr
     assert "stopped (the command ended before the lock ran uv)" in done.stderr
 

@@ -19,6 +19,7 @@ def candidates(
     req: FrameworkRequirement,
     rejected: list[Rejection],
     *,
+    gpu: bool = True,
     cpu: bool = True,
 ) -> Iterator[Candidate]:
     """GPU candidates (newest release first, newest CUDA first), then one CPU candidate per
@@ -26,8 +27,8 @@ def candidates(
     CUDA libraries along (a last resort); each evaluated when it is asked for
     (gpuenv.resolve.ranked), the rejections met before it added to `rejected` first, newest
     first. `cpu=False` leaves the CPU candidates out (cpu_fallbacks gives them), where they
-    explain nothing (cpu_explains)."""
-    on_gpu = target.wants_gpu and not req.cpu_only
+    explain nothing (cpu_explains); `gpu=False` the GPU ones."""
+    on_gpu = gpu and target.wants_gpu and not req.cpu_only
     waiting: list[Candidate] = []  # CPU candidates, behind every GPU one
     heavy: list[Candidate] = []
     for release in kb.framework(req.framework).releases:  # newest first
@@ -74,11 +75,7 @@ def cpu_explains(target: Target, req: FrameworkRequirement) -> bool:
 def cpu_fallbacks(kb: KnowledgeBase, target: Target, req: FrameworkRequirement) -> list[Candidate]:
     """The CPU candidates candidates(cpu=False) left out, ranked as it ranks them; only where
     cpu_explains is False (their rejections are not kept)."""
-    cpu_ones: list[Candidate] = []
-    heavy: list[Candidate] = []
-    for release in kb.framework(req.framework).releases:
-        _cpu_candidate(kb, target, req, release, cpu_ones, heavy, [])
-    return cpu_ones + heavy
+    return list(candidates(kb, target, req, [], gpu=False))
 
 
 def _cpu_candidate(
