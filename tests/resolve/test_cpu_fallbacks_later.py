@@ -73,3 +73,15 @@ def test_a_stack_that_fits_on_the_gpu_weighs_no_cpu_build(
     plan = resolve(machine, ("torch", "tensorflow"), kb=kb)
     assert all(choice.gpu for choice in plan.frameworks.values())
     assert weighed and not any(weighed)
+
+
+def test_the_cpu_fallbacks_are_cpu_candidates_alone(describe: Any, kb: KnowledgeBase) -> None:
+    """What the search adds once every GPU combination failed: never a GPU candidate again."""
+    from gpuenv.resolve.requirements import parse_requirements
+    from gpuenv.resolve.target import build_target
+
+    machine = describe(gpu="RTX 3090", driver="580.65.06", os_name="linux")
+    target = build_target(machine, kb)
+    for req in parse_requirements(["torch", "tensorflow", "jax"]):
+        fallbacks = candidates_module.cpu_fallbacks(kb, target, req)
+        assert fallbacks and not any(c.on_gpu for c in fallbacks), req.framework
